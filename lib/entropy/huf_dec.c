@@ -1,0 +1,160 @@
+/* huf_dec.c: reading Huffman table descriptions and decoding one or four
+ * interleaved streams with a single-lookup table. */
+#include "entropy.h"
+
+size_t glyd_hufReadDTable(glyd_hufDTable* dt, const void* src, size_t size)
+{
+    const uint8_t* const in = (const uint8_t*)src;
+    uint8_t weights[GLYD_HUF_MAX_SYMBOL + 1];
+    unsigned maxSymbol, n, s, maxBits;
+    uint32_t total = 0, rest;
+    size_t used;
+    RETURN_ERROR_IF(size < 2, corruption_detected, "truncated huffman description");
+    maxSymbol = in[0];
+    n = maxSymbol;
+    RETURN_ERROR_IF(maxSymbol == 0, corruption_detected, "a code needs two symbols");
+    if (in[1] < 0x80) {
+        size_t const c = in[1];
+        RETURN_ERROR_IF(c == 0 || 2 + c > size, corruption_detected, "weights size");
+        FORWARD_IF_ERROR(glyd_fseDecompressBytes(weights, n, in + 2, c, GLYD_HUF_MAX_BITS, 6));
+        used = 2 + c;
+    } else {
+        RETURN_ERROR_IF(in[1] != 0x80, corruption_detected, "unknown weights format");
+        used = 2 + (n + 1) / 2;
+        RETURN_ERROR_IF(used > size, corruption_detected, "truncated weights");
+        for (s = 0; s < n; s++) weights[s] = (uint8_t)((in[2 + s / 2] >> (4 * (s & 1))) & 15);
+    }
+    for (s = 0; s < n; s++) {
+        RETURN_ERROR_IF(weights[s] > GLYD_HUF_MAX_BITS, corruption_detected, "weight too large");
+        if (weights[s]) total += 1u << (weights[s] - 1);
+    }
+    RETURN_ERROR_IF(total == 0, corruption_detected, "a code needs two symbols");
+    /* the implied last weight completes the code to a power of two */
+    maxBits = glyd_highbit32(total) + 1;
+    RETURN_ERROR_IF(maxBits > GLYD_HUF_MAX_BITS, corruption_detected, "code too long");
+    rest = (1u << maxBits) - total;
+    RETURN_ERROR_IF(rest & (rest - 1), corruption_detected, "incomplete code");
+    weights[maxSymbol] = (uint8_t)(glyd_highbit32(rest) + 1);
+
+    /* fill: ascending weight (longest code first), then ascending symbol */
+    dt->maxBits = maxBits;
+    {
+        uint32_t start = 0;
+        unsigned w;
+        for (w = 1; w <= maxBits; w++) {
+            for (s = 0; s <= maxSymbol; s++) {
+                uint32_t i, span;
+                uint16_t e;
+                if (weights[s] != w) continue;
+                span = 1u << (w - 1);
+                e = (uint16_t)(s | ((maxBits + 1 - w) << 8));
+                for (i = 0; i < span; i++) dt->entry[start + i] = e;
+                start += span;
+            }
+        }
+        assert(start == (1u << maxBits));
+    }
+    return used;
+}
+
+/* Decodes exactly n symbols from one stream. */
+static size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src, size_t size,
+                          const glyd_hufDTable* dt)
+{
+    glyd_bitReader br;
+    uint8_t* op = dst;
+    uint8_t* const oend = dst + n;
+    unsigned const maxBits = dt->maxBits;
+    const uint16_t* const table = dt->entry;
+    FORWARD_IF_ERROR(glyd_bitReaderInit(&br, src, size));
+    /* fast: 5 codes of <= 11 bits per refill of >= 57 bits */
+    while (oend - op >= 5 && glyd_bitReload(&br) == glyd_bit_unfinished) {
+        int k;
+        for (k = 0; k < 5; k++) {
+            uint16_t const e = table[glyd_bitPeekFast(&br, maxBits)];
+            *op++ = (uint8_t)e;
+            glyd_bitSkip(&br, e >> 8);
+        }
+    }
+    while (op < oend) {
+        uint16_t e;
+        RETURN_ERROR_IF(glyd_bitReload(&br) == glyd_bit_overflow, corruption_detected,
+                        "huffman stream overread");
+        e = table[glyd_bitPeek(&br, maxBits)];
+        *op++ = (uint8_t)e;
+        glyd_bitSkip(&br, e >> 8);
+    }
+    glyd_bitReload(&br);
+    RETURN_ERROR_IF(!glyd_bitFinished(&br), corruption_detected, "huffman stream size mismatch");
+    return n;
+}
+
+size_t glyd_hufDecompress(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
+                          const glyd_hufDTable* dt, unsigned nbStreams)
+{
+    const uint8_t* const in = (const uint8_t*)src;
+    if (nbStreams == 1) return huf_decode1(dst, dstSize, in, srcSize, dt);
+    RETURN_ERROR_IF(nbStreams != 4, corruption_detected, "stream count");
+    {
+        size_t const seg = (dstSize + 3) / 4;
+        size_t sizes[4], pos = 0, k;
+        const uint8_t* start[4];
+        glyd_bitReader br[4];
+        uint8_t* op[4];
+        uint8_t* oend[4];
+        unsigned const maxBits = dt->maxBits;
+        const uint16_t* const table = dt->entry;
+        RETURN_ERROR_IF(3 * seg > dstSize, corruption_detected, "too few symbols for four streams");
+        for (k = 0; k < 3; k++) {
+            uint64_t v;
+            size_t const r = glyd_readVarint(in + pos, srcSize - pos, &v);
+            RETURN_ERROR_IF(r == 0 || r > 4, corruption_detected, "jump table");
+            sizes[k] = (size_t)v;
+            pos += r;
+        }
+        for (k = 0; k < 3; k++) {
+            RETURN_ERROR_IF(sizes[k] > srcSize - pos, corruption_detected, "stream sizes");
+            start[k] = in + pos;
+            pos += sizes[k];
+        }
+        RETURN_ERROR_IF(pos >= srcSize, corruption_detected, "no last stream");
+        start[3] = in + pos;
+        sizes[3] = srcSize - pos;
+        for (k = 0; k < 4; k++) {
+            FORWARD_IF_ERROR(glyd_bitReaderInit(&br[k], start[k], sizes[k]));
+            op[k] = dst + k * seg;
+            oend[k] = k < 3 ? op[k] + seg : dst + dstSize;
+        }
+        /* interleaved: four independent dependency chains keep the core busy */
+        for (;;) {
+            int i;
+            if (oend[0] - op[0] < 5 || oend[1] - op[1] < 5 || oend[2] - op[2] < 5 ||
+                oend[3] - op[3] < 5)
+                break;
+            if ((glyd_bitReload(&br[0]) | glyd_bitReload(&br[1]) | glyd_bitReload(&br[2]) |
+                 glyd_bitReload(&br[3])) != glyd_bit_unfinished)
+                break;
+            for (i = 0; i < 5; i++) {
+                for (k = 0; k < 4; k++) {
+                    uint16_t const e = table[glyd_bitPeekFast(&br[k], maxBits)];
+                    *op[k]++ = (uint8_t)e;
+                    glyd_bitSkip(&br[k], e >> 8);
+                }
+            }
+        }
+        for (k = 0; k < 4; k++) {
+            while (op[k] < oend[k]) {
+                uint16_t e;
+                RETURN_ERROR_IF(glyd_bitReload(&br[k]) == glyd_bit_overflow, corruption_detected,
+                                "huffman stream overread");
+                e = table[glyd_bitPeek(&br[k], maxBits)];
+                *op[k]++ = (uint8_t)e;
+                glyd_bitSkip(&br[k], e >> 8);
+            }
+            glyd_bitReload(&br[k]);
+            RETURN_ERROR_IF(!glyd_bitFinished(&br[k]), corruption_detected,
+                            "huffman stream size mismatch");
+        }
+        return dstSize;
+    }
+}

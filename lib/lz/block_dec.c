@@ -1,0 +1,315 @@
+/*
+ * block_dec.c: decoding of a compressed block: literals section, sequence
+ * tables, and the loop that decodes sequences and executes them. Every
+ * length and offset is checked against the buffers before it is used.
+ */
+#include "lz.h"
+
+size_t glyd_lzDInit(glyd_lzDCtx* dz, glyd_customMem mem)
+{
+    memset(dz, 0, sizeof(*dz));
+    dz->mem = mem;
+    dz->litBuf = (uint8_t*)glyd_calloc(GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH, mem);
+    RETURN_ERROR_IF(dz->litBuf == NULL, memory_allocation, "literal buffer");
+    glyd_fseBuildDTable(&dz->predef[0], glyd_llDefaultNorm, GLYD_LL_MAX_CODE, GLYD_LL_DEFAULT_LOG);
+    glyd_fseBuildDTable(&dz->predef[1], glyd_ofDefaultNorm, GLYD_OF_MAX_CODE, GLYD_OF_DEFAULT_LOG);
+    glyd_fseBuildDTable(&dz->predef[2], glyd_mlDefaultNorm, GLYD_ML_MAX_CODE, GLYD_ML_DEFAULT_LOG);
+    glyd_lzDStartHistory(dz);
+    return 0;
+}
+
+void glyd_lzDFree(glyd_lzDCtx* dz)
+{
+    glyd_free(dz->litBuf, dz->mem);
+    dz->litBuf = NULL;
+}
+
+void glyd_lzDStartHistory(glyd_lzDCtx* dz)
+{
+    dz->hufValid = 0;
+    dz->table[0] = dz->table[1] = dz->table[2] = NULL;
+    dz->rep[0] = 1;
+    dz->rep[1] = 4;
+    dz->rep[2] = 8;
+}
+
+size_t glyd_lzBlockContentSize(const uint8_t* src, size_t srcSize)
+{
+    uint64_t v;
+    size_t const r = glyd_readVarint(src, srcSize, &v);
+    RETURN_ERROR_IF(r == 0, corruption_detected, "block content size");
+    RETURN_ERROR_IF(v == 0 || v > GLYD_BLOCKSIZE_MAX, corruption_detected, "block content size");
+    return (size_t)v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Literals                                                                 */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const uint8_t* ptr;
+    const uint8_t* end;
+    const uint8_t* readLimit; /* wide copies may read up to here */
+} lit_view;
+
+static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
+                              const uint8_t* src, size_t srcSize, const uint8_t* blockEnd)
+{
+    const uint8_t* ip = src;
+    const uint8_t* const iend = src + srcSize;
+    unsigned type, nbStreams;
+    uint64_t litSize;
+    size_t r;
+    RETURN_ERROR_IF(srcSize < 2, corruption_detected, "literals header");
+    type = ip[0] & 3;
+    nbStreams = (ip[0] & 4) ? 4 : 1;
+    RETURN_ERROR_IF(ip[0] & 0xF8, corruption_detected, "reserved literal flags");
+    RETURN_ERROR_IF(nbStreams == 4 && type < 2, corruption_detected, "streams without huffman");
+    ip++;
+    r = glyd_readVarint(ip, (size_t)(iend - ip), &litSize);
+    RETURN_ERROR_IF(r == 0 || litSize > maxLits, corruption_detected, "literal count");
+    ip += r;
+    switch (type) {
+    case 0: /* raw */
+        RETURN_ERROR_IF(litSize > (size_t)(iend - ip), corruption_detected, "raw literals");
+        lv->ptr = ip;
+        lv->end = ip + litSize;
+        lv->readLimit = blockEnd;
+        return (size_t)(ip - src) + (size_t)litSize;
+    case 1: /* rle */
+        RETURN_ERROR_IF(ip >= iend, corruption_detected, "rle literal");
+        memset(dz->litBuf, *ip, (size_t)litSize);
+        lv->ptr = dz->litBuf;
+        lv->end = dz->litBuf + litSize;
+        lv->readLimit = dz->litBuf + GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH;
+        return (size_t)(ip - src) + 1;
+    default: { /* huffman, with a fresh or the previous table */
+        uint64_t csize;
+        const uint8_t* streams;
+        r = glyd_readVarint(ip, (size_t)(iend - ip), &csize);
+        RETURN_ERROR_IF(r == 0 || csize > (size_t)(iend - ip - r), corruption_detected,
+                        "huffman literals size");
+        ip += r;
+        streams = ip;
+        if (type == 2) {
+            size_t const t = glyd_hufReadDTable(&dz->huf, ip, (size_t)csize);
+            FORWARD_IF_ERROR(t);
+            dz->hufValid = 1;
+            streams += t;
+        } else {
+            RETURN_ERROR_IF(!dz->hufValid, corruption_detected, "no huffman table to repeat");
+        }
+        RETURN_ERROR_IF(streams >= ip + csize, corruption_detected, "empty huffman streams");
+        FORWARD_IF_ERROR(glyd_hufDecompress(dz->litBuf, (size_t)litSize, streams,
+                                            (size_t)(ip + csize - streams), &dz->huf, nbStreams));
+        lv->ptr = dz->litBuf;
+        lv->end = dz->litBuf + litSize;
+        lv->readLimit = dz->litBuf + GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH;
+        return (size_t)(ip - src) + (size_t)csize;
+    }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sequence tables                                                          */
+/* ------------------------------------------------------------------------ */
+
+static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned maxCode,
+                         unsigned maxLog, const uint8_t* src, size_t srcSize)
+{
+    switch (mode) {
+    case 0:
+        dz->table[k] = &dz->predef[k];
+        return 0;
+    case 1:
+        RETURN_ERROR_IF(srcSize < 1, corruption_detected, "rle table");
+        RETURN_ERROR_IF(src[0] > maxCode, corruption_detected, "rle code out of range");
+        glyd_fseBuildDTableRLE(&dz->rle[k], src[0]);
+        dz->table[k] = &dz->rle[k];
+        return 1;
+    case 2: {
+        int16_t norm[GLYD_ML_MAX_CODE + 1];
+        unsigned maxSymbol = maxCode, tableLog;
+        size_t const r = glyd_fseReadNCount(norm, &maxSymbol, &tableLog, maxLog, src, srcSize);
+        FORWARD_IF_ERROR(r);
+        glyd_fseBuildDTable(&dz->fresh[k], norm, maxSymbol, tableLog);
+        dz->table[k] = &dz->fresh[k];
+        return r;
+    }
+    default:
+        RETURN_ERROR_IF(dz->table[k] == NULL, corruption_detected, "no table to repeat");
+        return 0;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sequence execution                                                       */
+/* ------------------------------------------------------------------------ */
+
+GLYD_FORCE_INLINE void copy16(uint8_t* d, const uint8_t* s) { memcpy(d, s, 16); }
+
+/* Copies n > 0 bytes in 16-byte steps; may write up to 15 bytes past d+n and
+ * read as far past s+n. Source and destination must be >= 16 apart. */
+GLYD_FORCE_INLINE void wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
+{
+    uint8_t* const e = d + n;
+    do {
+        copy16(d, s);
+        d += 16;
+        s += 16;
+    } while (d < e);
+}
+
+/* An overlapping match copied exactly: the output is periodic with period
+ * `offset`, so each step may copy the whole span written so far, and the
+ * span doubles. */
+static void copy_match_exact(uint8_t* op, size_t offset, size_t length)
+{
+    const uint8_t* const match = op - offset;
+    size_t done = 0;
+    while (done < length) {
+        size_t const step = GLYD_MIN(length - done, offset + done);
+        memcpy(op + done, match, step);
+        done += step;
+    }
+}
+
+/* Executes one sequence at op, when the caller has checked that
+ * op + ll + ml + 32 <= oLimit and lits + ll + 32 <= the literal read limit. */
+GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, size_t ml, size_t offset)
+{
+    uint8_t* const mop = op + ll;
+    copy16(op, lits);
+    if (GLYD_UNLIKELY(ll > 16)) wildcopy16(op + 16, lits + 16, ll - 16);
+    if (GLYD_LIKELY(offset >= 16)) {
+        wildcopy16(mop, mop - offset, ml);
+    } else if (offset == 1) {
+        memset(mop, mop[-1], ml);
+    } else {
+        /* widen the distance by doubling the pattern, then copy wide */
+        const uint8_t* const match = mop - offset;
+        uint8_t* d = mop;
+        uint8_t* const e = mop + ml;
+        size_t dist = offset;
+        while (dist < 16 && d < e) {
+            memcpy(d, match, dist);
+            d += dist;
+            dist = (size_t)(d - match);
+        }
+        if (d < e) wildcopy16(d, d - dist, (size_t)(e - d));
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block                                                                    */
+/* ------------------------------------------------------------------------ */
+
+size_t glyd_lzDecodeBlock(glyd_lzDCtx* dz, uint8_t* op, uint8_t* oLimit,
+                          const uint8_t* prefixStart, size_t windowSize, size_t blockMax,
+                          const uint8_t* src, size_t srcSize)
+{
+    const uint8_t* ip = src;
+    const uint8_t* const iend = src + srcSize;
+    uint8_t* const ostart = op;
+    uint8_t* oend;
+    uint64_t regen, nbSeq;
+    lit_view lv;
+    size_t r;
+
+    memset(&lv, 0, sizeof(lv));
+    r = glyd_readVarint(ip, srcSize, &regen);
+    RETURN_ERROR_IF(r == 0 || regen == 0, corruption_detected, "block content size");
+    RETURN_ERROR_IF(regen > blockMax, corruption_detected, "block larger than the frame allows");
+    RETURN_ERROR_IF(regen > (size_t)(oLimit - op), dstSize_tooSmall, "block does not fit");
+    ip += r;
+    oend = op + regen;
+
+    r = decode_literals(dz, &lv, (size_t)regen, ip, (size_t)(iend - ip), iend);
+    FORWARD_IF_ERROR(r);
+    ip += r;
+
+    r = glyd_readVarint(ip, (size_t)(iend - ip), &nbSeq);
+    RETURN_ERROR_IF(r == 0, corruption_detected, "sequence count");
+    RETURN_ERROR_IF(nbSeq > regen / GLYD_MINMATCH, corruption_detected, "too many sequences");
+    ip += r;
+
+    if (nbSeq > 0) {
+        unsigned modes;
+        glyd_bitReader br;
+        glyd_fseDState ll, of, ml;
+        uint32_t rep[GLYD_REP_NUM];
+        size_t i;
+        RETURN_ERROR_IF(ip >= iend, corruption_detected, "sequence modes");
+        modes = *ip++;
+        RETURN_ERROR_IF(modes & 0xC0, corruption_detected, "reserved mode bits");
+        r = read_table(dz, 0, modes & 3, GLYD_LL_MAX_CODE, GLYD_LL_MAX_LOG, ip, (size_t)(iend - ip));
+        FORWARD_IF_ERROR(r);
+        ip += r;
+        r = read_table(dz, 1, (modes >> 2) & 3, GLYD_OF_MAX_CODE, GLYD_OF_MAX_LOG, ip, (size_t)(iend - ip));
+        FORWARD_IF_ERROR(r);
+        ip += r;
+        r = read_table(dz, 2, (modes >> 4) & 3, GLYD_ML_MAX_CODE, GLYD_ML_MAX_LOG, ip, (size_t)(iend - ip));
+        FORWARD_IF_ERROR(r);
+        ip += r;
+
+        FORWARD_IF_ERROR(glyd_bitReaderInit(&br, ip, (size_t)(iend - ip)));
+        glyd_fseInitDState(&ll, &br, dz->table[0]);
+        glyd_fseInitDState(&of, &br, dz->table[1]);
+        glyd_fseInitDState(&ml, &br, dz->table[2]);
+        glyd_bitReload(&br);
+        memcpy(rep, dz->rep, sizeof(rep));
+
+        for (i = 0; i < nbSeq; i++) {
+            unsigned const llCode = glyd_fsePeekSymbol(&ll);
+            unsigned const ofCode = glyd_fsePeekSymbol(&of);
+            unsigned const mlCode = glyd_fsePeekSymbol(&ml);
+            uint32_t offBase, offset;
+            size_t litLength, matchLength;
+
+            /* at most 31 + 20 bits here, then 20 + 9 + 9 + 8 after the reload */
+            offBase = (1u << ofCode) + (uint32_t)glyd_bitRead(&br, ofCode);
+            matchLength = glyd_mlBase[mlCode] + GLYD_MINMATCH + (size_t)glyd_bitRead(&br, glyd_mlBits[mlCode]);
+            glyd_bitReload(&br);
+            litLength = glyd_llBase[llCode] + (size_t)glyd_bitRead(&br, glyd_llBits[llCode]);
+            if (i + 1 < nbSeq) {
+                glyd_fseUpdateState(&ll, &br);
+                glyd_fseUpdateState(&ml, &br);
+                glyd_fseUpdateState(&of, &br);
+            }
+            RETURN_ERROR_IF(glyd_bitReload(&br) == glyd_bit_overflow, corruption_detected,
+                            "sequence stream overread");
+
+            offset = glyd_resolveOffset(rep, offBase, litLength == 0);
+            RETURN_ERROR_IF(litLength > (size_t)(lv.end - lv.ptr), corruption_detected,
+                            "literal run beyond the literals");
+            RETURN_ERROR_IF(litLength + matchLength > (size_t)(oend - op), corruption_detected,
+                            "sequence beyond the block");
+            RETURN_ERROR_IF(offset == 0 || offset > windowSize ||
+                            offset > (size_t)(op + litLength - prefixStart),
+                            corruption_detected, "match offset beyond the history");
+
+            if (GLYD_LIKELY((size_t)(oLimit - op) >= litLength + matchLength + 32 &&
+                            (size_t)(lv.readLimit - lv.ptr) >= litLength + 32)) {
+                exec_fast(op, lv.ptr, litLength, matchLength, offset);
+            } else {
+                memcpy(op, lv.ptr, litLength);
+                copy_match_exact(op + litLength, offset, matchLength);
+            }
+            op += litLength + matchLength;
+            lv.ptr += litLength;
+        }
+        RETURN_ERROR_IF(!glyd_bitFinished(&br), corruption_detected, "sequence stream size mismatch");
+        memcpy(dz->rep, rep, sizeof(rep));
+    } else {
+        RETURN_ERROR_IF(ip != iend, corruption_detected, "bytes after the last section");
+    }
+
+    {   /* last literals */
+        size_t const lastLits = (size_t)(lv.end - lv.ptr);
+        RETURN_ERROR_IF(lastLits != (size_t)(oend - op), corruption_detected,
+                        "block content size mismatch");
+        memcpy(op, lv.ptr, lastLits);
+        op += lastLits;
+    }
+    return (size_t)(op - ostart);
+}

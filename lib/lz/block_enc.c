@@ -1,0 +1,424 @@
+/*
+ * block_enc.c: the LZ compression context and block encoder. A block is
+ * parsed into sequences by the level's finder, then coded: literals with
+ * Huffman (or raw / run-length), sequence codes with tANS tables chosen per
+ * field by estimated cost (predefined, run-length, fresh or repeated).
+ */
+#include "lz.h"
+
+/* Tables and repeat offsets move forward only when a block is emitted
+ * compressed, which is when the decoder sees them too. */
+enum { KIND_NONE = 0, KIND_PREDEF, KIND_RLE, KIND_FRESH };
+enum { F_LL = 0, F_OF = 1, F_ML = 2 };
+
+typedef struct {
+    glyd_fseCTable fresh[2];        /* current slot holds the last fresh table */
+    int16_t norm[2][GLYD_ML_MAX_CODE + 1];
+    unsigned maxSymbol[2];
+    unsigned tableLog[2];
+    int cur;
+    int kind;                       /* table the decoder would repeat */
+    uint8_t rleSymbol;
+} fse_field;
+
+typedef struct {
+    int kind;                       /* chosen for the block being coded */
+    int slot;                       /* KIND_FRESH: slot written */
+    uint8_t rleSymbol;
+    const glyd_fseCTable* table;    /* NULL for run-length */
+} fse_choice;
+
+struct glyd_lzCCtx_s {
+    glyd_customMem mem;
+    glyd_lzParams p;
+    size_t blockMax;
+    glyd_matchState ms;
+    glyd_lzFinder finder;
+    glyd_seqStore ss;
+    uint8_t* codes;                 /* 3 x maxSeq: LL, OF, ML codes */
+    uint32_t rep[GLYD_REP_NUM];     /* as the decoder has them */
+    glyd_hufCTable huf[2];
+    int hufCur;
+    int hufValid;
+    fse_field field[3];
+    glyd_fseCTable predef[3];
+};
+
+static const unsigned kMaxCode[3] = { GLYD_LL_MAX_CODE, GLYD_OF_MAX_CODE, GLYD_ML_MAX_CODE };
+static const unsigned kMaxLog[3] = { GLYD_LL_MAX_LOG, GLYD_OF_MAX_LOG, GLYD_ML_MAX_LOG };
+
+static const int16_t* default_norm(unsigned k)
+{
+    return k == F_LL ? glyd_llDefaultNorm : k == F_OF ? glyd_ofDefaultNorm : glyd_mlDefaultNorm;
+}
+static unsigned default_log(unsigned k)
+{
+    return k == F_LL ? GLYD_LL_DEFAULT_LOG : k == F_OF ? GLYD_OF_DEFAULT_LOG : GLYD_ML_DEFAULT_LOG;
+}
+
+static glyd_lzFinder finder_for(glyd_strategy s)
+{
+    switch (s) {
+    case glyd_fast: return glyd_lzFindFast;
+    case glyd_dfast: return glyd_lzFindDFast;
+    case glyd_greedy: return glyd_lzFindGreedy;
+    case glyd_lazy: return glyd_lzFindLazy;
+    case glyd_lazy2:
+    default: return glyd_lzFindLazy2;
+    }
+}
+
+glyd_lzCCtx* glyd_lzCreateCCtx(const glyd_lzParams* p, unsigned blockLog, glyd_customMem mem)
+{
+    glyd_lzCCtx* zc = (glyd_lzCCtx*)glyd_calloc(sizeof(*zc), mem);
+    unsigned k;
+    if (!zc) return NULL;
+    zc->mem = mem;
+    zc->p = *p;
+    zc->blockMax = (size_t)1 << blockLog;
+    zc->finder = finder_for(p->strategy);
+    zc->ms.p = *p;
+    zc->ms.hashTable = (uint32_t*)glyd_calloc(sizeof(uint32_t) << p->hashLog, mem);
+    zc->ms.chainTable = (uint32_t*)glyd_calloc(sizeof(uint32_t) << p->chainLog, mem);
+    zc->ss.maxSeq = zc->blockMax / GLYD_MINMATCH + 1;
+    zc->ss.seqs = (glyd_seq*)glyd_malloc(zc->ss.maxSeq * sizeof(glyd_seq), mem);
+    zc->ss.lits = (uint8_t*)glyd_malloc(zc->blockMax + GLYD_WILDCOPY_OVERLENGTH, mem);
+    zc->codes = (uint8_t*)glyd_malloc(3 * zc->ss.maxSeq, mem);
+    if (!zc->ms.hashTable || !zc->ms.chainTable || !zc->ss.seqs || !zc->ss.lits || !zc->codes) {
+        glyd_lzFreeCCtx(zc);
+        return NULL;
+    }
+    for (k = 0; k < 3; k++)
+        glyd_fseBuildCTable(&zc->predef[k], default_norm(k), kMaxCode[k], default_log(k));
+    zc->ms.nextIndex = 1;
+    return zc;
+}
+
+void glyd_lzFreeCCtx(glyd_lzCCtx* zc)
+{
+    if (!zc) return;
+    glyd_free(zc->ms.hashTable, zc->mem);
+    glyd_free(zc->ms.chainTable, zc->mem);
+    glyd_free(zc->ss.seqs, zc->mem);
+    glyd_free(zc->ss.lits, zc->mem);
+    glyd_free(zc->codes, zc->mem);
+    glyd_free(zc, zc->mem);
+}
+
+void glyd_lzStartHistory(glyd_lzCCtx* zc, const uint8_t* start)
+{
+    glyd_matchState* const ms = &zc->ms;
+    unsigned k;
+    /* Indices keep growing across histories so that old table entries fall
+     * below the new lowLimit and need no clearing; only once they grow
+     * large are the tables wiped and the count restarted. */
+    if (ms->nextIndex > (1u << 30)) {
+        memset(ms->hashTable, 0, sizeof(uint32_t) << ms->p.hashLog);
+        memset(ms->chainTable, 0, sizeof(uint32_t) << ms->p.chainLog);
+        ms->nextIndex = 1;
+    }
+    ms->base = start - ms->nextIndex;
+    ms->lowLimit = ms->nextIndex;
+    ms->nextToUpdate = ms->nextIndex;
+    zc->rep[0] = 1;
+    zc->rep[1] = 4;
+    zc->rep[2] = 8;
+    zc->hufValid = 0;
+    for (k = 0; k < 3; k++) zc->field[k].kind = KIND_NONE;
+}
+
+void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift)
+{
+    zc->ms.base -= shift;
+}
+
+/* Keeps indices below 2^32 in a history longer than 3 GiB: slides every
+ * index down by a multiple of the chain size (chain slots stay put). */
+static void correct_indices(glyd_matchState* ms, const uint8_t* src)
+{
+    uint32_t const cur = (uint32_t)(src - ms->base);
+    uint32_t const windowSize = 1u << ms->p.windowLog;
+    uint32_t const cycleMask = (1u << ms->p.chainLog) - 1;
+    uint32_t const corr = (cur - windowSize - 1) & ~cycleMask;
+    size_t const hsize = (size_t)1 << ms->p.hashLog;
+    size_t const csize = (size_t)1 << ms->p.chainLog;
+    size_t i;
+    for (i = 0; i < hsize; i++) ms->hashTable[i] = ms->hashTable[i] > corr ? ms->hashTable[i] - corr : 0;
+    for (i = 0; i < csize; i++) ms->chainTable[i] = ms->chainTable[i] > corr ? ms->chainTable[i] - corr : 0;
+    ms->base += corr;
+    ms->lowLimit = ms->lowLimit > corr ? ms->lowLimit - corr : 1;
+    ms->nextToUpdate = ms->nextToUpdate > corr ? ms->nextToUpdate - corr : ms->lowLimit;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Literals                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Writes the literals section; *newTable is set when a fresh Huffman table
+ * was written into the spare slot. Returns its size, or 0 if cap is short. */
+static size_t encode_literals(glyd_lzCCtx* zc, uint8_t* dst, size_t cap,
+                              const uint8_t* lits, size_t n, int* newTable)
+{
+    unsigned count[256], maxSymbol, maxCount;
+    size_t const hdr = 1 + glyd_varintSize(n);
+    *newTable = 0;
+    if (cap < hdr + 1) return 0;
+    maxCount = n ? glyd_histBytes(count, &maxSymbol, lits, n) : 0;
+
+    if (n > 1 && maxCount == n) {  /* one byte repeated */
+        dst[0] = 1;
+        glyd_writeVarint(dst + 1, cap - 1, n);
+        dst[hdr] = lits[0];
+        return hdr + 1;
+    }
+    if (n >= 32) {
+        glyd_hufCTable* const fresh = &zc->huf[zc->hufCur ^ 1];
+        unsigned const nbStreams = n >= 1024 ? 4 : 1;
+        size_t const streamOverhead = nbStreams == 4 ? 9 + 4 : 1;
+        uint8_t desc[160];
+        size_t descSize = 0, freshBytes = SIZE_MAX, repeatBytes = SIZE_MAX, best;
+        size_t const maxBits = glyd_hufBuildCTable(fresh, count, maxSymbol, GLYD_HUF_MAX_BITS);
+        if (!glyd_isError(maxBits)) {
+            descSize = glyd_hufWriteCTable(desc, sizeof(desc), fresh);
+            if (!glyd_isError(descSize))
+                freshBytes = descSize + (glyd_hufCost(fresh, count, maxSymbol) + 7) / 8 + streamOverhead;
+        }
+        if (zc->hufValid) {
+            size_t const bits = glyd_hufCost(&zc->huf[zc->hufCur], count, maxSymbol);
+            if (bits != SIZE_MAX) repeatBytes = (bits + 7) / 8 + streamOverhead;
+        }
+        best = GLYD_MIN(freshBytes, repeatBytes);
+        /* Huffman must save a little to be worth its slower decoding */
+        if (best < n - (n >> 6) - 2) {
+            int const useFresh = freshBytes < repeatBytes;
+            const glyd_hufCTable* const ct = useFresh ? fresh : &zc->huf[zc->hufCur];
+            size_t pos = hdr + 3; /* room for the compressed size's varint */
+            size_t written, csize, vs;
+            if (useFresh) {
+                if (cap < pos + descSize) return 0;
+                memcpy(dst + pos, desc, descSize);
+                pos += descSize;
+            }
+            written = glyd_hufCompress(dst + pos, cap - pos, lits, n, ct, nbStreams);
+            if (glyd_isError(written) || written == 0) return 0;
+            csize = (useFresh ? descSize : 0) + written;
+            dst[0] = (uint8_t)((useFresh ? 2 : 3) | (nbStreams == 4 ? 4 : 0));
+            glyd_writeVarint(dst + 1, cap - 1, n);
+            vs = glyd_writeVarint(dst + hdr, 3, csize);
+            if (vs == 0) return 0;
+            if (vs < 3) memmove(dst + hdr + vs, dst + hdr + 3, csize);
+            *newTable = useFresh;
+            return hdr + vs + csize;
+        }
+    }
+    /* raw */
+    if (cap < hdr + n) return 0;
+    dst[0] = 0;
+    glyd_writeVarint(dst + 1, cap - 1, n);
+    memcpy(dst + hdr, lits, n);
+    return hdr + n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sequences                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Picks the cheapest table for one field (estimated bits, descriptions
+ * included), writes its description at dst and returns the mode (0
+ * predefined, 1 run-length, 2 fresh, 3 repeat); *descSize receives the
+ * description's size. A fresh table goes into the field's spare slot. */
+static unsigned choose_table(glyd_lzCCtx* zc, unsigned k, fse_choice* ch, uint8_t* dst, size_t cap,
+                             const uint8_t* codes, size_t nbSeq, size_t* descSize)
+{
+    fse_field* const f = &zc->field[k];
+    int const spare = f->cur ^ 1;
+    unsigned count[GLYD_ML_MAX_CODE + 1];
+    unsigned maxSymbol = kMaxCode[k];
+    unsigned const maxCount = glyd_histSmall(count, &maxSymbol, codes, nbSeq);
+    size_t predefBits, repeatBits = SIZE_MAX, freshBits = SIZE_MAX, freshDesc = 0;
+    unsigned freshLog = 0;
+
+    *descSize = 0;
+    if (maxCount == nbSeq) {
+        ch->kind = KIND_RLE;
+        ch->rleSymbol = codes[0];
+        ch->table = NULL;
+        if (f->kind == KIND_RLE && f->rleSymbol == codes[0]) return 3;
+        if (cap < 1) return 1; /* the caller notices the overflow */
+        dst[0] = codes[0];
+        *descSize = 1;
+        return 1;
+    }
+    predefBits = glyd_fseCost(count, maxSymbol, default_norm(k), kMaxCode[k], default_log(k));
+    if (f->kind == KIND_PREDEF) {
+        repeatBits = predefBits;
+    } else if (f->kind == KIND_FRESH) {
+        repeatBits = glyd_fseCost(count, maxSymbol, f->norm[f->cur], f->maxSymbol[f->cur],
+                                  f->tableLog[f->cur]);
+    }
+    freshLog = glyd_fseOptimalTableLog(kMaxLog[k], nbSeq, maxSymbol);
+    if (!glyd_isError(glyd_fseNormalize(f->norm[spare], freshLog, count, nbSeq, maxSymbol))) {
+        freshDesc = glyd_fseWriteNCount(dst, cap, f->norm[spare], maxSymbol, freshLog);
+        if (!glyd_isError(freshDesc))
+            freshBits = glyd_fseCost(count, maxSymbol, f->norm[spare], maxSymbol, freshLog) + 8 * freshDesc;
+    }
+    if (repeatBits != SIZE_MAX && repeatBits <= predefBits && repeatBits <= freshBits) {
+        ch->kind = f->kind;
+        ch->slot = f->cur;
+        ch->table = f->kind == KIND_PREDEF ? &zc->predef[k] : &f->fresh[f->cur];
+        return 3;
+    }
+    if (predefBits != SIZE_MAX && predefBits <= freshBits) {
+        ch->kind = KIND_PREDEF;
+        ch->table = &zc->predef[k];
+        return 0;
+    }
+    if (freshBits == SIZE_MAX) {
+        /* no table fits (not expected for a valid histogram): the caller
+         * stores the block raw */
+        ch->table = NULL;
+        ch->kind = KIND_NONE;
+        return 4;
+    }
+    glyd_fseBuildCTable(&f->fresh[spare], f->norm[spare], maxSymbol, freshLog);
+    f->maxSymbol[spare] = maxSymbol;
+    f->tableLog[spare] = freshLog;
+    ch->kind = KIND_FRESH;
+    ch->slot = spare;
+    ch->table = &f->fresh[spare];
+    *descSize = freshDesc;
+    return 2;
+}
+
+GLYD_FORCE_INLINE void write_extras(glyd_bitWriter* bw, const glyd_seq* s, unsigned llc,
+                                    unsigned ofc, unsigned mlc)
+{
+    glyd_bitWrite(bw, s->litLength - glyd_llBase[llc], glyd_llBits[llc]);
+    glyd_bitWrite(bw, s->matchLength - GLYD_MINMATCH - glyd_mlBase[mlc], glyd_mlBits[mlc]);
+    glyd_bitFlush(bw);
+    glyd_bitWrite(bw, s->offBase - (1u << ofc), ofc);
+    glyd_bitFlush(bw);
+}
+
+/* The sequence bit stream, in the reverse of the decoder's reading order:
+ * per sequence, state transitions (OF, ML, LL), then extra bits (LL, ML,
+ * OF); the final states last. Returns its size, or 0 if cap is short. */
+static size_t encode_seq_stream(uint8_t* dst, size_t cap, const glyd_seq* seqs,
+                                const uint8_t* llc, const uint8_t* ofc, const uint8_t* mlc,
+                                size_t nbSeq, const fse_choice ch[3])
+{
+    glyd_bitWriter bw;
+    glyd_fseCState st[3];
+    size_t const last = nbSeq - 1;
+    size_t i;
+    if (cap < 8) return 0;
+    memset(st, 0, sizeof(st));
+    glyd_bitWriterInit(&bw, dst, cap);
+    if (ch[F_LL].table) glyd_fseInitCState(&st[F_LL], ch[F_LL].table, llc[last]);
+    if (ch[F_OF].table) glyd_fseInitCState(&st[F_OF], ch[F_OF].table, ofc[last]);
+    if (ch[F_ML].table) glyd_fseInitCState(&st[F_ML], ch[F_ML].table, mlc[last]);
+    write_extras(&bw, &seqs[last], llc[last], ofc[last], mlc[last]);
+    for (i = last; i-- > 0;) {
+        /* at most 8 + 9 + 9 + 20 bits, then 20 + 31, between flushes */
+        if (ch[F_OF].table) glyd_fseEncode(&bw, &st[F_OF], ofc[i]);
+        if (ch[F_ML].table) glyd_fseEncode(&bw, &st[F_ML], mlc[i]);
+        if (ch[F_LL].table) glyd_fseEncode(&bw, &st[F_LL], llc[i]);
+        write_extras(&bw, &seqs[i], llc[i], ofc[i], mlc[i]);
+    }
+    if (ch[F_ML].table) glyd_fseFlushCState(&bw, &st[F_ML]);
+    if (ch[F_OF].table) glyd_fseFlushCState(&bw, &st[F_OF]);
+    if (ch[F_LL].table) glyd_fseFlushCState(&bw, &st[F_LL]);
+    return glyd_bitWriterClose(&bw);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block                                                                    */
+/* ------------------------------------------------------------------------ */
+
+size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
+                            const uint8_t* src, size_t srcSize)
+{
+    glyd_seqStore* const ss = &zc->ss;
+    uint8_t* const ostart = (uint8_t*)dst;
+    uint8_t* const oend = ostart + cap;
+    uint8_t* op = ostart;
+    uint32_t rep[GLYD_REP_NUM];
+    fse_choice ch[3];
+    int newHuf = 0;
+    size_t lastLits, r, nbSeq;
+
+    assert(srcSize > 0 && srcSize <= zc->blockMax);
+    assert(srcSize <= ((size_t)1 << zc->p.windowLog));
+    memcpy(rep, zc->rep, sizeof(rep));
+    ss->nbSeq = 0;
+    ss->nbLits = 0;
+    if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(&zc->ms, src);
+    lastLits = srcSize >= 16 ? zc->finder(&zc->ms, ss, rep, src, srcSize) : srcSize;
+    memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
+    ss->nbLits += lastLits;
+    zc->ms.nextIndex = (uint32_t)(src + srcSize - zc->ms.base);
+
+    r = glyd_writeVarint(op, cap, srcSize);
+    if (r == 0) return 0;
+    op += r;
+    r = encode_literals(zc, op, (size_t)(oend - op), ss->lits, ss->nbLits, &newHuf);
+    if (r == 0) return 0;
+    op += r;
+    nbSeq = ss->nbSeq;
+    r = glyd_writeVarint(op, (size_t)(oend - op), nbSeq);
+    if (r == 0) return 0;
+    op += r;
+    if (nbSeq > 0) {
+        uint8_t* const llc = zc->codes;
+        uint8_t* const ofc = zc->codes + ss->maxSeq;
+        uint8_t* const mlc = zc->codes + 2 * ss->maxSeq;
+        const uint8_t* const fieldCodes[3] = { llc, ofc, mlc };
+        uint8_t* const modesPos = op;
+        unsigned modes = 0, k;
+        size_t i;
+        for (i = 0; i < nbSeq; i++) {
+            const glyd_seq* const s = &ss->seqs[i];
+            llc[i] = (uint8_t)glyd_llCode(s->litLength);
+            ofc[i] = (uint8_t)glyd_highbit32(s->offBase);
+            mlc[i] = (uint8_t)glyd_mlCode(s->matchLength - GLYD_MINMATCH);
+        }
+        if (op >= oend) return 0;
+        op++;
+        for (k = 0; k < 3; k++) {
+            size_t descSize;
+            unsigned const mode = choose_table(zc, k, &ch[k], op, (size_t)(oend - op),
+                                               fieldCodes[k], nbSeq, &descSize);
+            if (mode > 3 || descSize > (size_t)(oend - op)) return 0;
+            modes |= mode << (2 * k);
+            op += descSize;
+        }
+        *modesPos = (uint8_t)modes;
+        r = encode_seq_stream(op, (size_t)(oend - op), ss->seqs, llc, ofc, mlc, nbSeq, ch);
+        if (r == 0) return 0;
+        op += r;
+    }
+    if ((size_t)(op - ostart) >= srcSize) return 0;
+
+    /* the block will be emitted: the decoder's state moves, so does ours */
+    memcpy(zc->rep, rep, sizeof(rep));
+    if (newHuf) {
+        zc->hufCur ^= 1;
+        zc->hufValid = 1;
+    }
+    if (nbSeq > 0) {
+        unsigned k;
+        for (k = 0; k < 3; k++) {
+            fse_field* const f = &zc->field[k];
+            f->kind = ch[k].kind;
+            if (ch[k].kind == KIND_RLE) f->rleSymbol = ch[k].rleSymbol;
+            if (ch[k].kind == KIND_FRESH) f->cur = ch[k].slot;
+        }
+    }
+    return (size_t)(op - ostart);
+}
+
+int glyd_lzCCtxFits(const glyd_lzCCtx* zc, const glyd_lzParams* p, unsigned blockLog)
+{
+    return zc != NULL && memcmp(&zc->p, p, sizeof(*p)) == 0 &&
+           zc->blockMax == ((size_t)1 << blockLog);
+}

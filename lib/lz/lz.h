@@ -1,0 +1,276 @@
+/*
+ * lz.h: the LZ77 layer: match finders and parsers that turn bytes into
+ * sequences (literal run, match length, offset), and the block coder that
+ * entropy-codes sequences and literals (format in docs/FORMAT.md, "Blocks").
+ */
+#ifndef GLYD_LZ_H
+#define GLYD_LZ_H
+
+#include "../entropy/entropy.h"
+
+/* ------------------------------------------------------------------------ */
+/* Format constants                                                         */
+/* ------------------------------------------------------------------------ */
+
+#define GLYD_MINMATCH        3   /* shortest match a sequence can express */
+#define GLYD_BLOCKLOG_MIN    10  /* decoder's range for the frame's block log */
+#define GLYD_BLOCKLOG_MAX    20
+#define GLYD_BLOCKLOG_DEFAULT 17
+#define GLYD_BLOCKSIZE_MAX   (1u << GLYD_BLOCKLOG_MAX)
+#define GLYD_WINDOWLOG_MIN   10
+#define GLYD_WINDOWLOG_MAX   31
+#define GLYD_REP_NUM         3
+
+#define GLYD_LL_MAX_CODE 39
+#define GLYD_ML_MAX_CODE 56
+#define GLYD_OF_MAX_CODE 31
+#define GLYD_LL_MAX_LOG  9
+#define GLYD_ML_MAX_LOG  9
+#define GLYD_OF_MAX_LOG  8
+
+/* Decoders may copy this far past a literal run or match, inside buffers
+ * they own, to use wide moves. */
+#define GLYD_WILDCOPY_OVERLENGTH 32
+
+extern const uint32_t glyd_llBase[GLYD_LL_MAX_CODE + 1];
+extern const uint8_t  glyd_llBits[GLYD_LL_MAX_CODE + 1];
+extern const uint32_t glyd_mlBase[GLYD_ML_MAX_CODE + 1]; /* match length - GLYD_MINMATCH */
+extern const uint8_t  glyd_mlBits[GLYD_ML_MAX_CODE + 1];
+
+/* Predefined distributions, used when a block is too small to pay for a
+ * table description. */
+extern const int16_t glyd_llDefaultNorm[GLYD_LL_MAX_CODE + 1];
+extern const int16_t glyd_mlDefaultNorm[GLYD_ML_MAX_CODE + 1];
+extern const int16_t glyd_ofDefaultNorm[GLYD_OF_MAX_CODE + 1];
+#define GLYD_LL_DEFAULT_LOG 6
+#define GLYD_ML_DEFAULT_LOG 6
+#define GLYD_OF_DEFAULT_LOG 5
+
+GLYD_FORCE_INLINE unsigned glyd_llCode(uint32_t litLength)
+{
+    static const uint8_t small[64] = {
+        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+        16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 20, 20, 21, 21, 21, 21,
+        22, 22, 22, 22, 22, 22, 22, 22, 23, 23, 23, 23, 23, 23, 23, 23,
+        24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24, 24 };
+    return litLength < 64 ? small[litLength] : glyd_highbit32(litLength) + 19;
+}
+
+GLYD_FORCE_INLINE unsigned glyd_mlCode(uint32_t mlBase)
+{
+    static const uint8_t small[128] = {
+        0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15,
+        16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
+        32, 32, 33, 33, 34, 34, 35, 35, 36, 36, 36, 36, 37, 37, 37, 37,
+        38, 38, 38, 38, 38, 38, 38, 38, 39, 39, 39, 39, 39, 39, 39, 39,
+        40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 40,
+        41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41, 41,
+        42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42,
+        42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42, 42 };
+    return mlBase < 128 ? small[mlBase] : glyd_highbit32(mlBase) + 36;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sequences and repeat offsets                                             */
+/* ------------------------------------------------------------------------ */
+
+/* offBase: 1..3 name a repeat offset, larger values an offset of
+ * offBase - GLYD_REP_NUM. */
+#define GLYD_OFFSET_TO_OFFBASE(o) ((uint32_t)(o) + GLYD_REP_NUM)
+
+typedef struct {
+    uint32_t litLength;
+    uint32_t matchLength;
+    uint32_t offBase;
+} glyd_seq;
+
+typedef struct {
+    glyd_seq* seqs;
+    size_t nbSeq;
+    size_t maxSeq;
+    uint8_t* lits;
+    size_t nbLits;
+} glyd_seqStore;
+
+/* Appends a sequence: litLength literals from `literals`, then a match. */
+GLYD_FORCE_INLINE void glyd_storeSeq(glyd_seqStore* ss, size_t litLength, const uint8_t* literals,
+                                     uint32_t offBase, size_t matchLength)
+{
+    assert(ss->nbSeq < ss->maxSeq);
+    assert(matchLength >= GLYD_MINMATCH);
+    memcpy(ss->lits + ss->nbLits, literals, litLength);
+    ss->nbLits += litLength;
+    ss->seqs[ss->nbSeq].litLength = (uint32_t)litLength;
+    ss->seqs[ss->nbSeq].matchLength = (uint32_t)matchLength;
+    ss->seqs[ss->nbSeq].offBase = offBase;
+    ss->nbSeq++;
+}
+
+/* The repeat-offset rule, shared by encoder and decoder: resolves offBase
+ * against rep[] and updates rep[]. With no literals before the match, the
+ * repeat names shift by one (rep[0] would have extended the previous match),
+ * and name 3 means rep[0] - 1. Returns the offset; 0 means invalid. */
+GLYD_FORCE_INLINE uint32_t glyd_resolveOffset(uint32_t rep[GLYD_REP_NUM], uint32_t offBase,
+                                              int litLengthIsZero)
+{
+    uint32_t offset;
+    if (offBase > GLYD_REP_NUM) {
+        offset = offBase - GLYD_REP_NUM;
+        rep[2] = rep[1];
+        rep[1] = rep[0];
+        rep[0] = offset;
+        return offset;
+    }
+    {
+        unsigned const idx = offBase - 1 + (litLengthIsZero ? 1 : 0);
+        if (idx == 0) return rep[0];
+        offset = idx == 3 ? rep[0] - 1 : rep[idx];
+        if (idx != 1) rep[2] = rep[1];
+        rep[1] = rep[0];
+        rep[0] = offset;
+        return offset;
+    }
+}
+
+/* The offBase that names repeat slot `idx` (0..2) given the literal run. */
+GLYD_FORCE_INLINE uint32_t glyd_repToOffBase(unsigned idx, int litLengthIsZero)
+{
+    assert(!(litLengthIsZero && idx == 0));
+    return idx + 1 - (litLengthIsZero ? 1u : 0u);
+}
+
+/* Stores a match found by a finder and updates rep[]. A real offset that
+ * equals a repeat offset is sent as the (cheaper) repeat name. */
+GLYD_FORCE_INLINE void glyd_lzStoreMatch(glyd_seqStore* ss, uint32_t rep[GLYD_REP_NUM],
+                                         const uint8_t* anchor, size_t litLength,
+                                         uint32_t offBase, size_t matchLength)
+{
+    int const ll0 = litLength == 0;
+    if (offBase > GLYD_REP_NUM) {
+        uint32_t const offset = offBase - GLYD_REP_NUM;
+        if (!ll0 && offset == rep[0]) offBase = 1;
+        else if (offset == rep[1]) offBase = glyd_repToOffBase(1, ll0);
+        else if (offset == rep[2]) offBase = glyd_repToOffBase(2, ll0);
+        else if (ll0 && offset == rep[0] - 1) offBase = 3;
+    }
+    glyd_storeSeq(ss, litLength, anchor, offBase, matchLength);
+    glyd_resolveOffset(rep, offBase, ll0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Parameters                                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    glyd_fast = 1,   /* one hash probe per position, skipping ahead on misses */
+    glyd_dfast,      /* a long and a short hash */
+    glyd_greedy,     /* hash chain, first good match taken */
+    glyd_lazy,       /* hash chain, one position of lookahead */
+    glyd_lazy2       /* hash chain, two positions of lookahead */
+} glyd_strategy;
+
+typedef struct {
+    glyd_strategy strategy;
+    unsigned windowLog;
+    unsigned hashLog;     /* main table */
+    unsigned chainLog;    /* chain table (dfast: the second hash table) */
+    unsigned searchLog;   /* chain steps: 2^searchLog */
+    unsigned minMatch;    /* bytes hashed, and shortest match searched */
+    unsigned targetLength;/* a match this long ends the search */
+    unsigned acceleration;/* fast: step growth on misses (1 = normal) */
+} glyd_lzParams;
+
+/* Parameters for a level (negative = --fast=N). srcSizeHint (0 = unknown)
+ * shrinks tables and window for small inputs. */
+void glyd_lzParamsForLevel(glyd_lzParams* p, int level, unsigned long long srcSizeHint);
+
+/* ------------------------------------------------------------------------ */
+/* Match state                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const uint8_t* base;  /* address of index 0 */
+    uint32_t lowLimit;    /* smallest index a match may start at */
+    uint32_t nextToUpdate;/* first index not yet inserted in the tables */
+    uint32_t nextIndex;   /* index where the next history starts */
+    uint32_t* hashTable;
+    uint32_t* chainTable;
+    glyd_lzParams p;
+} glyd_matchState;
+
+/* A finder parses src[0..srcSize) (inside the state's history) into
+ * sequences, updating rep[]. Returns the number of trailing literals. */
+typedef size_t (*glyd_lzFinder)(glyd_matchState* ms, glyd_seqStore* ss,
+                                uint32_t rep[GLYD_REP_NUM], const uint8_t* src, size_t srcSize);
+
+size_t glyd_lzFindFast(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindDFast(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindGreedy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindLazy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindLazy2(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+
+/* The multiplicative hash of the first mls (4..8) bytes of p, on hbits bits. */
+GLYD_FORCE_INLINE size_t glyd_hashPtr(const void* p, unsigned hbits, unsigned mls)
+{
+    static const uint64_t prime = 0xCF1BBCDCB7A56463ULL;
+    if (mls == 4) return (size_t)((glyd_read32(p) * 2654435761U) >> (32 - hbits));
+    return (size_t)(((glyd_read64(p) << (64 - 8 * mls)) * prime) >> (64 - hbits));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block encoder                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct glyd_lzCCtx_s glyd_lzCCtx;
+
+glyd_lzCCtx* glyd_lzCreateCCtx(const glyd_lzParams* p, unsigned blockLog, glyd_customMem mem);
+void glyd_lzFreeCCtx(glyd_lzCCtx* zc);
+/* True if zc was created for exactly these parameters (so can be reused). */
+int glyd_lzCCtxFits(const glyd_lzCCtx* zc, const glyd_lzParams* p, unsigned blockLog);
+
+/* Starts a new independent history whose first byte is at `start`. */
+void glyd_lzStartHistory(glyd_lzCCtx* zc, const uint8_t* start);
+/* The caller moved its history buffer `shift` bytes down in memory. */
+void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift);
+
+/* Compresses the block src[0..srcSize), which must follow the history
+ * contiguously, into a block payload. Returns its size; 0 when the block is
+ * not worth compressing (the caller stores it raw, and the coder forgets the
+ * block's entropy state); or an error. */
+size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
+                            const uint8_t* src, size_t srcSize);
+
+/* ------------------------------------------------------------------------ */
+/* Block decoder                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    glyd_hufDTable huf;
+    int hufValid;
+    glyd_fseDTable fresh[3];           /* LL, OF, ML tables read from blocks */
+    glyd_fseDTable predef[3];          /* the predefined distributions */
+    glyd_fseDTable rle[3];
+    const glyd_fseDTable* table[3];    /* in use: fresh, predef or rle; NULL before any */
+    uint32_t rep[GLYD_REP_NUM];
+    uint8_t* litBuf;                   /* GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH */
+    glyd_customMem mem;
+} glyd_lzDCtx;
+
+size_t glyd_lzDInit(glyd_lzDCtx* dz, glyd_customMem mem);
+void glyd_lzDFree(glyd_lzDCtx* dz);
+/* Forgets the entropy tables and repeat offsets (new frame or segment). */
+void glyd_lzDStartHistory(glyd_lzDCtx* dz);
+
+/* Decodes a compressed block payload to op. History (for matches) starts at
+ * prefixStart; matches reach at most windowSize back. op may write up to
+ * oLimit (wide copies use the slack past the block end when there is some).
+ * blockMax bounds the regenerated size. Returns the regenerated size, or an
+ * error. */
+size_t glyd_lzDecodeBlock(glyd_lzDCtx* dz, uint8_t* op, uint8_t* oLimit,
+                          const uint8_t* prefixStart, size_t windowSize, size_t blockMax,
+                          const uint8_t* src, size_t srcSize);
+
+/* Reads only the regenerated size at the start of a block payload. */
+size_t glyd_lzBlockContentSize(const uint8_t* src, size_t srcSize);
+
+#endif /* GLYD_LZ_H */
