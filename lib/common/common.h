@@ -163,10 +163,11 @@ GLYD_FORCE_INLINE void glyd_bitWriterInit(glyd_bitWriter* bw, void* dst, size_t 
     bw->overflow = 0;
 }
 
-/* Adds the low nb bits of v (nb <= 57 - pending bits; v must fit in nb bits). */
+/* Adds the low nb bits of v (v must fit in nb bits). At most 63 bits may be
+ * pending, so up to 56 bits fit after a flush. */
 GLYD_FORCE_INLINE void glyd_bitWrite(glyd_bitWriter* bw, uint64_t v, unsigned nb)
 {
-    assert(nb <= 57);
+    assert(nb <= 56);
     assert(nb == 64 || (v >> nb) == 0);
     assert(bw->nbBits + nb < 64);
     bw->acc |= v << bw->nbBits;

@@ -416,10 +416,13 @@ size_t glyd_decompress(void* dst, size_t dstCapacity, const void* src, size_t sr
 size_t glyd_DStreamInSize(void) { return ((size_t)1 << GLYD_BLOCKLOG_DEFAULT) + GLYD_BLOCKHEADER_SIZE; }
 size_t glyd_DStreamOutSize(void) { return (size_t)1 << GLYD_BLOCKLOG_DEFAULT; }
 
-/* Moves up to `want - have` input bytes into buf; returns 1 when complete. */
+/* Moves up to `want - have` input bytes into buf; returns 1 when complete.
+ * A stage re-entered with more than `want` bytes already held is complete. */
 static int gather(uint8_t* buf, size_t* have, size_t want, glyd_inBuffer* in)
 {
-    size_t const n = GLYD_MIN(want - *have, in->size - in->pos);
+    size_t n;
+    if (*have >= want) return 1;
+    n = GLYD_MIN(want - *have, in->size - in->pos);
     memcpy(buf + *have, (const uint8_t*)in->src + in->pos, n);
     *have += n;
     in->pos += n;
@@ -492,7 +495,8 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
         memmove(d->win, d->win + keepFrom, d->winPos - keepFrom);
         d->winPos -= keepFrom;
         d->winFlushed -= keepFrom;
-        d->segStart -= keepFrom;
+        /* a segment that began before the kept window starts at its edge */
+        d->segStart = d->segStart > keepFrom ? d->segStart - keepFrom : 0;
         RETURN_ERROR_IF(d->winSize - d->winPos < regen, corruption_detected,
                         "content beyond the declared size");
     }

@@ -109,8 +109,8 @@ static size_t push_segment(glyd_frameMap* map, size_t* cap, glyd_segment seg, gl
     return 0;
 }
 
-size_t glyd_frameMapBuild(glyd_frameMap* map, const void* src, size_t srcSize,
-                          int wantSegments, glyd_customMem mem)
+static size_t map_walk(glyd_frameMap* map, const void* src, size_t srcSize, int wantSegments,
+                       glyd_customMem mem)
 {
     const uint8_t* const in = (const uint8_t*)src;
     size_t pos, segCap = 0;
@@ -173,10 +173,20 @@ size_t glyd_frameMapBuild(glyd_frameMap* map, const void* src, size_t srcSize,
     map->frameSize = pos;
     return pos;
 truncated:
-    glyd_free(map->segments, mem);
-    map->segments = NULL;
-    map->nbSegments = 0;
     RETURN_ERROR(srcSize_truncated, "frame ends early");
+}
+
+size_t glyd_frameMapBuild(glyd_frameMap* map, const void* src, size_t srcSize,
+                          int wantSegments, glyd_customMem mem)
+{
+    size_t const r = map_walk(map, src, srcSize, wantSegments, mem);
+    if (glyd_isError(r)) {
+        /* no error leaves a segment list behind */
+        glyd_free(map->segments, mem);
+        map->segments = NULL;
+        map->nbSegments = 0;
+    }
+    return r;
 }
 
 size_t glyd_seekTableSize(size_t nbSegments)

@@ -1,0 +1,532 @@
+/*
+ * fileio.c: compression, decompression and testing of one input, with the
+ * file conventions of zstd and lz4: FILE -> FILE.glyd and back, standard
+ * streams for "-", output written under a temporary name and renamed only
+ * on success, nothing overwritten without -f, inputs removed only by --rm
+ * and only after success.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The output being written, removed if a signal ends the program. */
+static char g_partial[PATH_MAX];
+static volatile sig_atomic_t g_partialSet;
+
+static void on_signal(int sig)
+{
+    if (g_partialSet) unlink(g_partial);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_installSignalHandlers(void)
+{
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Input and output                                                         */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    FILE* f;
+    const char* name;    /* for messages */
+    int isStdin;
+    int isRegular;
+    struct stat st;
+} cli_input;
+
+typedef struct {
+    FILE* f;
+    int isStdout;
+    int discard;         /* -t: decode and check, write nothing */
+    int inPlace;         /* a device or pipe: written directly, never renamed */
+    char final[PATH_MAX];
+    char temp[PATH_MAX];
+} cli_output;
+
+static int open_input(const char* path, cli_input* in)
+{
+    memset(in, 0, sizeof(*in));
+    if (strcmp(path, "-") == 0) {
+        in->f = stdin;
+        in->name = "stdin";
+        in->isStdin = 1;
+        if (fstat(STDIN_FILENO, &in->st) == 0) in->isRegular = S_ISREG(in->st.st_mode);
+        return 0;
+    }
+    in->name = path;
+    if (stat(path, &in->st) != 0) {
+        cli_error("%s: %s", path, strerror(errno));
+        return 1;
+    }
+    if (S_ISDIR(in->st.st_mode)) {
+        cli_error("%s: is a directory (glyd works on files; use tar for directories)", path);
+        return 1;
+    }
+    in->isRegular = S_ISREG(in->st.st_mode);
+    in->f = fopen(path, "rb");
+    if (!in->f) {
+        cli_error("%s: %s", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static void close_input(cli_input* in)
+{
+    if (in->f && !in->isStdin) fclose(in->f);
+    in->f = NULL;
+}
+
+/* Opens the output: standard output, nothing (discard), or a temporary
+ * file beside `final` that close_output renames. */
+static int open_output(const cli_options* o, cli_output* out, const char* final, const cli_input* in)
+{
+    struct stat st;
+    memset(out, 0, sizeof(*out));
+    if (final == NULL) {
+        out->discard = 1;
+        return 0;
+    }
+    if (strcmp(final, "-") == 0) {
+        if (o->mode == MODE_COMPRESS && isatty(STDOUT_FILENO) && !o->force) {
+            cli_error("refusing to write compressed data to a terminal (use -f to force, or -o FILE)");
+            return 1;
+        }
+        out->f = stdout;
+        out->isStdout = 1;
+        return 0;
+    }
+    if (strlen(final) + 16 >= sizeof(out->final)) {
+        cli_error("%s: file name too long", final);
+        return 1;
+    }
+    if (stat(final, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        /* /dev/null, a pipe, a terminal: nothing to replace, write to it */
+        out->f = fopen(final, "wb");
+        if (!out->f) {
+            cli_error("%s: %s", final, strerror(errno));
+            return 1;
+        }
+        strcpy(out->final, final);
+        out->inPlace = 1;
+        return 0;
+    }
+    if (lstat(final, &st) == 0) {
+        if (!in->isStdin && st.st_dev == in->st.st_dev && st.st_ino == in->st.st_ino) {
+            cli_error("%s: input and output are the same file", final);
+            return 1;
+        }
+        if (!o->force) {
+            cli_error("%s: already exists; not overwritten (use -f to overwrite)", final);
+            return 1;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            cli_error("%s: is a directory", final);
+            return 1;
+        }
+    }
+    strcpy(out->final, final);
+    {
+        /* same directory as the final name, so that rename() is atomic */
+        const char* const slash = strrchr(final, '/');
+        size_t const dirLen = slash ? (size_t)(slash - final) + 1 : 0;
+        int fd;
+        snprintf(out->temp, sizeof(out->temp), "%.*s.%s.XXXXXX", (int)dirLen, final, final + dirLen);
+        fd = mkstemp(out->temp);
+        if (fd < 0) {
+            cli_error("%s: cannot create output: %s", final, strerror(errno));
+            return 1;
+        }
+        strcpy(g_partial, out->temp);
+        g_partialSet = 1;
+        out->f = fdopen(fd, "wb");
+        if (!out->f) {
+            cli_error("%s: %s", final, strerror(errno));
+            close(fd);
+            unlink(out->temp);
+            g_partialSet = 0;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int write_out(cli_output* out, const void* data, size_t n, const char* name)
+{
+    if (out->discard || n == 0) return 0;
+    if (fwrite(data, 1, n, out->f) != n) {
+        cli_error("%s: write error: %s", out->isStdout ? "stdout" : name, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Completes (ok) or abandons the output. Returns 0 when the output is in place. */
+static int close_output(cli_output* out, int ok, const cli_input* in)
+{
+    if (out->discard) return ok ? 0 : 1;
+    if (out->inPlace) {
+        if (fclose(out->f) != 0 && ok) {
+            cli_error("%s: write error: %s", out->final, strerror(errno));
+            ok = 0;
+        }
+        out->f = NULL;
+        return ok ? 0 : 1;
+    }
+    if (out->isStdout) {
+        if (fflush(stdout) != 0) {
+            cli_error("stdout: write error: %s", strerror(errno));
+            return 1;
+        }
+        return ok ? 0 : 1;
+    }
+    if (ok && (fflush(out->f) != 0 || ferror(out->f))) {
+        cli_error("%s: write error: %s", out->final, strerror(errno));
+        ok = 0;
+    }
+    if (ok && in->isRegular && !in->isStdin) {
+        /* the output inherits the input's permissions and times */
+        struct timespec times[2];
+        fchmod(fileno(out->f), in->st.st_mode & 07777);
+        times[0] = in->st.st_atim;
+        times[1] = in->st.st_mtim;
+        futimens(fileno(out->f), times);
+    } else if (ok) {
+        /* mkstemp made it private; a new file normally honours the umask */
+        mode_t const mask = umask(0);
+        umask(mask);
+        fchmod(fileno(out->f), 0666 & ~mask);
+    }
+    if (fclose(out->f) != 0 && ok) {
+        cli_error("%s: write error: %s", out->final, strerror(errno));
+        ok = 0;
+    }
+    out->f = NULL;
+    if (ok && rename(out->temp, out->final) != 0) {
+        cli_error("%s: cannot rename output: %s", out->final, strerror(errno));
+        ok = 0;
+    }
+    if (!ok) unlink(out->temp);
+    g_partialSet = 0;
+    return ok ? 0 : 1;
+}
+
+static void remove_input(const cli_options* o, const cli_input* in, const cli_output* out)
+{
+    /* like zstd: writing to standard output keeps the input, since
+     * nothing shows that the output was kept */
+    if (o->keep || in->isStdin || out->isStdout || out->discard) return;
+    if (unlink(in->name) != 0) cli_error("%s: cannot remove: %s", in->name, strerror(errno));
+}
+
+static int stderr_is_terminal(void) { return isatty(STDERR_FILENO); }
+
+static void summary(const cli_options* o, const char* name, unsigned long long in,
+                    unsigned long long out, const char* dest)
+{
+    char a[32], b[32];
+    if (o->verbosity < 2 && !(o->verbosity == 1 && stderr_is_terminal())) return;
+    if (o->mode == MODE_TEST)
+        fprintf(stderr, "%s: OK (%s)\n", name, cli_size(a, sizeof a, out));
+    else if (o->mode == MODE_DECOMPRESS)
+        fprintf(stderr, "%s: %s => %s, %s\n", name, cli_size(a, sizeof a, in),
+                cli_size(b, sizeof b, out), dest);
+    else
+        fprintf(stderr, "%s: %.2f%% (%s => %s, %s)\n", name,
+                in ? 100.0 * (double)out / (double)in : 100.0, cli_size(a, sizeof a, in),
+                cli_size(b, sizeof b, out), dest);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compression                                                              */
+/* ------------------------------------------------------------------------ */
+
+static const char* derive_compressed_name(const cli_options* o, const char* input, char* buf, size_t cap)
+{
+    if (o->toStdout) return "-";
+    if (o->output) return o->output;
+    if (strcmp(input, "-") == 0) return "-";
+    snprintf(buf, cap, "%s%s", input, GLYD_SUFFIX);
+    return buf;
+}
+
+int cli_compressFile(const cli_options* o, const char* input)
+{
+    char nameBuf[PATH_MAX];
+    cli_input in;
+    cli_output out;
+    cli_progress prog;
+    glyd_CCtx* cctx = NULL;
+    uint8_t* ibuf = NULL;
+    uint8_t* obuf = NULL;
+    size_t const isize = glyd_CStreamInSize() * 8;
+    size_t const osize = glyd_CStreamOutSize() * 8;
+    unsigned long long readBytes = 0, written = 0;
+    const char* dest;
+    int err = 0;
+
+    if (strcmp(input, "-") == 0 && isatty(STDIN_FILENO)) {
+        cli_error("refusing to read from a terminal (name a file, or pipe data in)");
+        return 1;
+    }
+    dest = derive_compressed_name(o, input, nameBuf, sizeof nameBuf);
+    if (strlen(input) > 5 && strcmp(input + strlen(input) - 5, GLYD_SUFFIX) == 0 && !o->force &&
+        !o->toStdout && !o->output) {
+        cli_error("%s: already has the %s suffix; not compressed again (use -f)", input, GLYD_SUFFIX);
+        return 1;
+    }
+    if (open_input(input, &in)) return 1;
+    if (open_output(o, &out, dest, &in)) {
+        close_input(&in);
+        return 1;
+    }
+    cctx = glyd_createCCtx();
+    ibuf = (uint8_t*)malloc(isize);
+    obuf = (uint8_t*)malloc(osize);
+    if (!cctx || !ibuf || !obuf) {
+        cli_error("out of memory");
+        err = 1;
+        goto done;
+    }
+    glyd_CCtx_setParameter(cctx, glyd_c_compressionLevel, o->level);
+    glyd_CCtx_setParameter(cctx, glyd_c_checksumFlag, o->checksum);
+    if (glyd_isError(glyd_CCtx_setParameter(cctx, glyd_c_nbWorkers, o->threads))) {
+        cli_error("-T%d: too many threads", o->threads);
+        err = 1;
+        goto done;
+    }
+    if (in.isRegular) glyd_CCtx_setPledgedSrcSize(cctx, (unsigned long long)in.st.st_size);
+    cli_progressStart(&prog, o, in.name, in.isRegular ? (unsigned long long)in.st.st_size : 0);
+    for (;;) {
+        size_t const n = fread(ibuf, 1, isize, in.f);
+        int const atEnd = n < isize;
+        glyd_inBuffer ib = { ibuf, n, 0 };
+        glyd_EndDirective const op = atEnd ? glyd_e_end : glyd_e_continue;
+        size_t remaining;
+        if (atEnd && ferror(in.f)) {
+            cli_error("%s: read error: %s", in.name, strerror(errno));
+            err = 1;
+            break;
+        }
+        readBytes += n;
+        do {
+            glyd_outBuffer ob = { obuf, osize, 0 };
+            remaining = glyd_compressStream(cctx, &ob, &ib, op);
+            if (glyd_isError(remaining)) {
+                if (glyd_getErrorCode(remaining) == GLYD_error_srcSize_wrong)
+                    cli_error("%s: the file changed size while being read", in.name);
+                else
+                    cli_error("%s: compression failed: %s", in.name, glyd_getErrorName(remaining));
+                err = 1;
+                break;
+            }
+            if (write_out(&out, obuf, ob.pos, dest)) { err = 1; break; }
+            written += ob.pos;
+        } while (ib.pos < ib.size || (atEnd && remaining != 0));
+        if (err) break;
+        cli_progressUpdate(&prog, readBytes, written);
+        if (atEnd) break;
+    }
+    cli_progressEnd(&prog);
+
+done:
+    if (close_output(&out, !err, &in)) err = 1;
+    if (!err) {
+        summary(o, in.name, readBytes, written, out.isStdout ? "stdout" : dest);
+        close_input(&in);
+        remove_input(o, &in, &out);
+    } else {
+        close_input(&in);
+    }
+    glyd_freeCCtx(cctx);
+    free(ibuf);
+    free(obuf);
+    return err;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Decompression and test                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const char* derive_decompressed_name(const cli_options* o, const char* input, char* buf, size_t cap)
+{
+    size_t const n = strlen(input);
+    size_t const s = strlen(GLYD_SUFFIX);
+    if (o->mode == MODE_TEST) return NULL;
+    if (o->toStdout) return "-";
+    if (o->output) return o->output;
+    if (strcmp(input, "-") == 0) return "-";
+    if (n <= s || strcmp(input + n - s, GLYD_SUFFIX) != 0 || n - s >= cap) return "";
+    memcpy(buf, input, n - s);
+    buf[n - s] = 0;
+    return buf;
+}
+
+static void report_decode_error(const char* name, size_t code)
+{
+    switch (glyd_getErrorCode(code)) {
+    case GLYD_error_prefix_unknown: cli_error("%s: not in glyd format", name); break;
+    case GLYD_error_checksum_wrong: cli_error("%s: corrupted data: checksum mismatch", name); break;
+    case GLYD_error_frameParameter_windowTooLarge:
+        cli_error("%s: the frame needs more memory to decode than allowed", name);
+        break;
+    default: cli_error("%s: %s", name, glyd_getErrorName(code)); break;
+    }
+}
+
+/* With several threads: the whole input mapped and decoded in one call, so
+ * that independent segments decode in parallel. Returns -1 when this path
+ * does not apply (the caller streams instead). */
+static int decompress_mapped(const cli_options* o, cli_input* in, cli_output* out, const char* dest,
+                             unsigned long long* readBytes, unsigned long long* written)
+{
+    size_t const size = (size_t)in->st.st_size;
+    unsigned long long total;
+    void* map;
+    uint8_t* buf;
+    glyd_DCtx* dctx;
+    size_t r;
+    int err = 0;
+    if (o->threads < 1 || !in->isRegular || size == 0) return -1;
+    map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(in->f), 0);
+    if (map == MAP_FAILED) return -1;
+    total = glyd_findDecompressedSize(map, size);
+    /* only when the content is known and fits comfortably in memory */
+    if (total == GLYD_CONTENTSIZE_UNKNOWN || total == GLYD_CONTENTSIZE_ERROR || total > (4ULL << 30)) {
+        munmap(map, size);
+        return -1;
+    }
+    buf = (uint8_t*)malloc(total ? (size_t)total : 1);
+    dctx = glyd_createDCtx();
+    if (!buf || !dctx) {
+        munmap(map, size);
+        free(buf);
+        glyd_freeDCtx(dctx);
+        return -1;
+    }
+    glyd_DCtx_setParameter(dctx, glyd_d_nbWorkers, o->threads);
+    glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
+    r = glyd_decompressDCtx(dctx, buf, (size_t)total, map, size);
+    if (glyd_isError(r)) {
+        report_decode_error(in->name, r);
+        err = 1;
+    } else {
+        err = write_out(out, buf, r, dest);
+        *readBytes = size;
+        *written = r;
+    }
+    munmap(map, size);
+    free(buf);
+    glyd_freeDCtx(dctx);
+    return err;
+}
+
+int cli_decompressFile(const cli_options* o, const char* input)
+{
+    char nameBuf[PATH_MAX];
+    cli_input in;
+    cli_output out;
+    cli_progress prog;
+    glyd_DCtx* dctx = NULL;
+    uint8_t* ibuf = NULL;
+    uint8_t* obuf = NULL;
+    size_t const isize = glyd_DStreamInSize() * 8;
+    size_t const osize = glyd_DStreamOutSize() * 8;
+    unsigned long long readBytes = 0, written = 0;
+    const char* dest;
+    int err = 0, mapped;
+    size_t last = 0;
+
+    if (strcmp(input, "-") == 0 && isatty(STDIN_FILENO)) {
+        cli_error("refusing to read compressed data from a terminal");
+        return 1;
+    }
+    dest = derive_decompressed_name(o, input, nameBuf, sizeof nameBuf);
+    if (dest && dest[0] == 0) {
+        cli_error("%s: unknown suffix (expected %s); use -o FILE or -c", input, GLYD_SUFFIX);
+        return 1;
+    }
+    if (open_input(input, &in)) return 1;
+    if (open_output(o, &out, dest, &in)) {
+        close_input(&in);
+        return 1;
+    }
+    mapped = decompress_mapped(o, &in, &out, dest, &readBytes, &written);
+    if (mapped >= 0) {
+        err = mapped;
+        goto done;
+    }
+    dctx = glyd_createDCtx();
+    ibuf = (uint8_t*)malloc(isize);
+    obuf = (uint8_t*)malloc(osize);
+    if (!dctx || !ibuf || !obuf) {
+        cli_error("out of memory");
+        err = 1;
+        goto done;
+    }
+    glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
+    cli_progressStart(&prog, o, in.name, in.isRegular ? (unsigned long long)in.st.st_size : 0);
+    for (;;) {
+        size_t const n = fread(ibuf, 1, isize, in.f);
+        glyd_inBuffer ib = { ibuf, n, 0 };
+        if (n == 0) {
+            if (ferror(in.f)) {
+                cli_error("%s: read error: %s", in.name, strerror(errno));
+                err = 1;
+            }
+            break;
+        }
+        readBytes += n;
+        for (;;) {
+            glyd_outBuffer ob = { obuf, osize, 0 };
+            last = glyd_decompressStream(dctx, &ob, &ib);
+            if (glyd_isError(last)) {
+                report_decode_error(in.name, last);
+                err = 1;
+                break;
+            }
+            if (write_out(&out, obuf, ob.pos, dest)) { err = 1; break; }
+            written += ob.pos;
+            /* a full output buffer may hide more output: call again,
+             * unless the frame just ended with nothing left to read */
+            if (ib.pos == ib.size && (ob.pos < ob.size || last == 0)) break;
+        }
+        if (err) break;
+        cli_progressUpdate(&prog, readBytes, written);
+    }
+    cli_progressEnd(&prog);
+    if (!err && readBytes == 0) {
+        cli_error("%s: empty input (not a glyd frame)", in.name);
+        err = 1;
+    } else if (!err && last != 0) {
+        cli_error("%s: truncated input: the last frame is incomplete", in.name);
+        err = 1;
+    }
+
+done:
+    if (close_output(&out, !err, &in)) err = 1;
+    if (!err) {
+        summary(o, in.name, readBytes, written, out.isStdout ? "stdout" : dest ? dest : "");
+        close_input(&in);
+        remove_input(o, &in, &out);
+    } else {
+        close_input(&in);
+    }
+    glyd_freeDCtx(dctx);
+    free(ibuf);
+    free(obuf);
+    return err;
+}

@@ -1,0 +1,241 @@
+/*
+ * main.c: the glyd command: argument parsing and dispatch to the codec
+ * modes (compress, -d, -t, -l, -b). Options follow zstd's and lz4's.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void usage(FILE* f)
+{
+    fprintf(f,
+        "Usage: glyd [OPTIONS] [FILE...]\n"
+        "Compress or decompress files in the glyd format (FILE -> FILE.glyd and back).\n"
+        "With no FILE, or when FILE is -, read standard input and write standard output.\n"
+        "\n"
+        "Modes:\n"
+        "  (default)         compress\n"
+        "  -d, --decompress  decompress\n"
+        "  -t, --test        decompress and check, write nothing\n"
+        "  -l, --list        list the frames of compressed files\n"
+        "  -b#               benchmark level # in memory (-e# ends a range, -i# seconds)\n"
+        "\n"
+        "Options:\n"
+        "  -#                compression level 1..19 (default %d)\n"
+        "  --fast[=N]        faster levels, larger output (N = 1..%d, default 1)\n"
+        "  --max             strongest level\n"
+        "  -T#, --threads=#  use # threads (0 = all cores; default 1)\n"
+        "  -o FILE           write to FILE (one input only)\n"
+        "  -c, --stdout      write to standard output\n"
+        "  -k, --keep        keep input files (default)\n"
+        "      --rm          remove input files after success\n"
+        "  -f, --force       overwrite outputs; compress to a terminal\n"
+        "      --no-check    no checksum when compressing; skip it when decompressing\n"
+        "      --progress    always show progress;  --no-progress: never\n"
+        "  -v, --verbose     say more (-vv: even more)\n"
+        "  -q, --quiet       say less (errors are always shown)\n"
+        "  -h, --help        this help;  -V, --version: the version\n"
+        "\n"
+        "glyd has no recursive mode: to compress a directory, use tar, as in\n"
+        "  tar cf - DIR | glyd -o DIR.tar.glyd\n"
+        "(-r is reserved for typed columns of logs and tables, a later feature.)\n",
+        GLYD_LEVEL_DEFAULT, -GLYD_LEVEL_MIN);
+}
+
+/* Parses a non-negative decimal number at *s, advancing *s. */
+static int read_number(const char** s, int* value)
+{
+    long v = 0;
+    if (**s < '0' || **s > '9') return 1;
+    while (**s >= '0' && **s <= '9') {
+        v = v * 10 + (**s - '0');
+        if (v > 1000000) return 1;
+        (*s)++;
+    }
+    *value = (int)v;
+    return 0;
+}
+
+/* -T0 means one thread per online core. */
+static void set_threads(cli_options* o, int n)
+{
+    if (n == 0) {
+        long const cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores > 0 ? (int)cores : 1;
+    }
+    o->threads = n;
+}
+
+int main(int argc, char** argv)
+{
+    cli_options o;
+    const char** inputs;
+    int nbInputs = 0, i, err = 0, endOfOptions = 0;
+    int fastLevel = 0, maxLevel = 0;
+
+    memset(&o, 0, sizeof(o));
+    o.mode = MODE_COMPRESS;
+    o.level = GLYD_LEVEL_DEFAULT;
+    o.threads = 1;
+    o.keep = 1;
+    o.verbosity = 1;
+    o.checksum = 1;
+    o.progress = -1;
+    o.benchSeconds = 1.0;
+    inputs = (const char**)malloc(sizeof(char*) * (size_t)(argc > 1 ? argc : 1));
+    if (!inputs) { cli_error("out of memory"); return 1; }
+
+    for (i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        if (endOfOptions || a[0] != '-' || a[1] == 0) {
+            inputs[nbInputs++] = a;
+            continue;
+        }
+        if (a[1] == '-') {
+            const char* const l = a + 2;
+            if (*l == 0) endOfOptions = 1;
+            else if (!strcmp(l, "decompress") || !strcmp(l, "uncompress")) o.mode = MODE_DECOMPRESS;
+            else if (!strcmp(l, "compress")) o.mode = MODE_COMPRESS;
+            else if (!strcmp(l, "test")) o.mode = MODE_TEST;
+            else if (!strcmp(l, "list")) o.mode = MODE_LIST;
+            else if (!strcmp(l, "stdout")) o.toStdout = 1;
+            else if (!strcmp(l, "force")) o.force = 1;
+            else if (!strcmp(l, "keep")) o.keep = 1;
+            else if (!strcmp(l, "rm")) o.keep = 0;
+            else if (!strcmp(l, "verbose")) o.verbosity++;
+            else if (!strcmp(l, "quiet")) o.verbosity--;
+            else if (!strcmp(l, "check")) o.checksum = 1;
+            else if (!strcmp(l, "no-check")) o.checksum = 0;
+            else if (!strcmp(l, "progress")) o.progress = 1;
+            else if (!strcmp(l, "no-progress")) o.progress = 0;
+            else if (!strcmp(l, "max")) maxLevel = 1;
+            else if (!strcmp(l, "fast")) fastLevel = 1;
+            else if (!strncmp(l, "fast=", 5)) {
+                const char* s = l + 5;
+                if (read_number(&s, &fastLevel) || *s || fastLevel < 1 || fastLevel > -GLYD_LEVEL_MIN) {
+                    cli_error("--fast=N: N must be 1..%d", -GLYD_LEVEL_MIN);
+                    return 1;
+                }
+            } else if (!strncmp(l, "threads=", 8)) {
+                const char* s = l + 8;
+                int n;
+                if (read_number(&s, &n) || *s) { cli_error("--threads=N: N must be a number"); return 1; }
+                set_threads(&o, n);
+            } else if (!strncmp(l, "output=", 7)) {
+                o.output = l + 7;
+            } else if (!strcmp(l, "help")) {
+                usage(stdout);
+                return 0;
+            } else if (!strcmp(l, "version")) {
+                printf("glyd %s\n", glyd_versionString());
+                return 0;
+            } else {
+                cli_error("unknown option %s (see glyd --help)", a);
+                return 1;
+            }
+            continue;
+        }
+        /* aggregated short options: -dkf, -19, -T4, -o FILE */
+        {
+            const char* s = a + 1;
+            while (*s) {
+                char const c = *s;
+                if (c >= '0' && c <= '9') {
+                    int lvl = 0;
+                    read_number(&s, &lvl);
+                    if (lvl < 1 || lvl > 19) {
+                        cli_error("-%d: levels are 1..19 (or --fast=N, --max)", lvl);
+                        return 1;
+                    }
+                    o.level = lvl;
+                    fastLevel = maxLevel = 0;
+                    continue;
+                }
+                s++;
+                switch (c) {
+                case 'd': o.mode = MODE_DECOMPRESS; break;
+                case 'z': o.mode = MODE_COMPRESS; break;
+                case 't': o.mode = MODE_TEST; break;
+                case 'l': o.mode = MODE_LIST; break;
+                case 'c': o.toStdout = 1; break;
+                case 'k': o.keep = 1; break;
+                case 'f': o.force = 1; break;
+                case 'v': o.verbosity++; break;
+                case 'q': o.verbosity--; break;
+                case 'h': case 'H': usage(stdout); return 0;
+                case 'V': printf("glyd %s\n", glyd_versionString()); return 0;
+                case 'T': {
+                    int n;
+                    if (read_number(&s, &n)) { cli_error("-T#: # must be a number"); return 1; }
+                    set_threads(&o, n);
+                    break;
+                }
+                case 'b': {
+                    int n;
+                    o.mode = MODE_BENCH;
+                    if (read_number(&s, &n) == 0) {
+                        if (n < 1 || n > 19) { cli_error("-b#: levels are 1..19"); return 1; }
+                        o.level = n;
+                    }
+                    break;
+                }
+                case 'e': {
+                    int n;
+                    if (read_number(&s, &n) || n < 1 || n > 19) { cli_error("-e#: levels are 1..19"); return 1; }
+                    o.benchLast = n;
+                    break;
+                }
+                case 'i': {
+                    int n;
+                    if (read_number(&s, &n) || n < 1) { cli_error("-i#: seconds must be at least 1"); return 1; }
+                    o.benchSeconds = n;
+                    break;
+                }
+                case 'o':
+                    if (*s) { o.output = s; s += strlen(s); }
+                    else if (i + 1 < argc) o.output = argv[++i];
+                    else { cli_error("-o needs a file name"); return 1; }
+                    break;
+                case 'r':
+                    cli_error("-r (typed columns for logs and tables) is not available yet; "
+                              "there is no recursive mode: use tar for directories");
+                    return 1;
+                case 'D':
+                    cli_error("-D (dictionaries) is not available yet");
+                    return 1;
+                default:
+                    cli_error("unknown option -%c (see glyd --help)", c);
+                    return 1;
+                }
+            }
+        }
+    }
+    if (maxLevel) o.level = GLYD_LEVEL_MAX;
+    else if (fastLevel) o.level = -fastLevel;
+    /* one thread means the calling thread; more mean workers */
+    if (o.threads <= 1) o.threads = 0;
+
+    if (o.mode == MODE_BENCH) return cli_benchmark(&o, inputs, nbInputs);
+    if (nbInputs == 0) inputs[nbInputs++] = "-";
+    if (o.mode == MODE_LIST) return cli_listFiles(&o, inputs, nbInputs);
+    if (o.output && nbInputs > 1) {
+        cli_error("-o names one output: use it with one input (or -c to concatenate)");
+        return 1;
+    }
+    if (o.output && strcmp(o.output, "-") == 0) {
+        o.output = NULL;
+        o.toStdout = 1;
+    }
+    cli_installSignalHandlers();
+    for (i = 0; i < nbInputs; i++) {
+        int const r = o.mode == MODE_COMPRESS ? cli_compressFile(&o, inputs[i])
+                                              : cli_decompressFile(&o, inputs[i]);
+        if (r) err = 1;
+    }
+    free(inputs);
+    return err;
+}
