@@ -1,6 +1,17 @@
-# Glyd: `make` builds the library and CLI; `make test` runs every test.
-# See README.md for the full list of targets.
+# Glyd: `make` builds the library and the CLI; `make test` runs every test.
+#
+#   make               build/glyd, build/libglyd.a, build/libglyd.so
+#   make test          unit and CLI tests; ends with "N passed, N failed"
+#   make asan          the same tests under AddressSanitizer and UBSan
+#   make valgrind      a representative subset under valgrind (leaks, bad reads)
+#   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
+#   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
+#   make demo          compress and verify the bundled sample
+#   make install       PREFIX=/usr/local: library, header, CLI, man page, .pc
+#
+# Set V=1 to see the commands.
 
+SHELL    := /bin/bash
 CC       ?= cc
 PREFIX   ?= /usr/local
 BUILD    ?= build
@@ -10,34 +21,128 @@ WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith -
 CPPFLAGS += -Iinclude -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
 ALLFLAGS  = -std=c11 -fPIC -fvisibility=hidden $(WARNINGS) $(CPPFLAGS) $(CFLAGS)
 LDLIBS   += -lxxhash -lpthread -lm
+FUZZ_SECONDS ?= 60
+SOVERSION := 0
+VERSION  := $(shell sed -n 's/^\#define GLYD_VERSION_STRING "\(.*\)"/\1/p' include/glyd.h)
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
 
 LIB_SRC  := $(sort $(wildcard lib/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
+TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
-DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib clean deps
-all: $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
+.PHONY: all lib deps test asan valgrind fuzz bench demo install uninstall clean
+
+all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
 lib: $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
+deps:
+	$(Q)./tools/deps.sh build
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLFLAGS) -MMD -MP -c $< -o $@
+	@$(if $(Q),echo "  CC  $<")
+	$(Q)$(CC) $(ALLFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/libglyd.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/libglyd.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libglyd.so.0 $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libglyd.so.$(SOVERSION) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
 $(BUILD)/glyd: $(CLI_OBJ) $(BUILD)/libglyd.a
-	$(CC) $(CFLAGS) $(CLI_OBJ) $(BUILD)/libglyd.a -o $@ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(CLI_OBJ) $(BUILD)/libglyd.a -o $@ $(LDLIBS)
 
-deps:
-	@./tools/deps.sh build
+# Unit tests reach inside the layers, so they link the static library.
+$(BUILD)/unit_tests: $(TEST_OBJ) $(BUILD)/libglyd.a
+	$(Q)$(CC) $(CFLAGS) $(TEST_OBJ) $(BUILD)/libglyd.a -o $@ $(LDLIBS)
+
+test: all $(BUILD)/unit_tests
+	$(Q)./tools/deps.sh test
+	$(Q)bash tests/run.sh $(BUILD)
+
+# Sanitizers: a separate build tree; the heaviest tests shrink (GLYD_TEST_QUICK).
+SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+asan:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN)" \
+	    $(BUILD)/asan/glyd $(BUILD)/asan/unit_tests
+	$(Q)GLYD_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    bash tests/run.sh $(BUILD)/asan
+
+# Valgrind on an optimized build: every test of the API and format layers
+# that finishes quickly under emulation, and the CLI on real files.
+VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
+valgrind: all $(BUILD)/unit_tests
+	$(Q)./tools/deps.sh valgrind
+	$(Q)GLYD_TEST_QUICK=1 GLYD_CORPUS=../shared/corpus $(VALGRIND) $(BUILD)/unit_tests \
+	    varint bits pool histogram fse_ huffman_round sequence repeat block_coder \
+	    small_inputs empty one_byte streaming flush custom concatenated frame_queries \
+	    segments parameters pledged wrong_checksum forged small_destination
+	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
+	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
+	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
+	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/back $$tmp/alice29.txt.glyd && \
+	    cmp $$tmp/back samples/alice29.txt && rm -rf $$tmp && echo "valgrind: clean"
+
+# libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
+# frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
+FUZZ_TARGETS := decompress roundtrip stream
+fuzz: all
+	$(Q)./tools/deps.sh fuzz
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
+	        -fno-sanitize-recover=undefined tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
+	        -o $(BUILD)/fuzz/fuzz_$$t $(LDLIBS) || exit 1; done
+	$(Q)for l in 1 3 9; do head -c 3000 samples/alice29.txt | $(BUILD)/glyd -q -$$l -c \
+	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
+	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
+	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
+	$(Q)for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
+	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=0 \
+	        -artifact_prefix=$(BUILD)/fuzz/findings/ $(BUILD)/fuzz/corpus-$$t $(BUILD)/fuzz/seeds \
+	        2>&1 | grep -E "^#[0-9]+ *DONE|ERROR|SUMMARY|^Done" ; \
+	    test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz_$$t found a failure"; exit 1; }; \
+	done
+
+bench: all
+	$(Q)./tools/deps.sh bench
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench.c $(BUILD)/libglyd.a \
+	    -lzstd -llz4 -lsnappy -lbrotlienc -lbrotlidec -llzma $(LDLIBS) -o $(BUILD)/bench
+	$(Q)$(BUILD)/bench $(BENCH_ARGS)
+
+demo: all
+	$(Q)./tools/demo.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/glyd $(DESTDIR)$(PREFIX)/bin/glyd
+	install -m 644 $(BUILD)/libglyd.a $(DESTDIR)$(PREFIX)/lib/libglyd.a
+	install -m 755 $(BUILD)/libglyd.so $(DESTDIR)$(PREFIX)/lib/libglyd.so.$(VERSION)
+	ln -sf libglyd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libglyd.so.$(SOVERSION)
+	ln -sf libglyd.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libglyd.so
+	install -m 644 include/glyd.h $(DESTDIR)$(PREFIX)/include/glyd.h
+	install -m 644 docs/glyd.1 $(DESTDIR)$(PREFIX)/share/man/man1/glyd.1
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' glyd.pc.in \
+	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/glyd.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/glyd $(DESTDIR)$(PREFIX)/lib/libglyd.a \
+	    $(DESTDIR)$(PREFIX)/lib/libglyd.so* $(DESTDIR)$(PREFIX)/include/glyd.h \
+	    $(DESTDIR)$(PREFIX)/share/man/man1/glyd.1 $(DESTDIR)$(PREFIX)/lib/pkgconfig/glyd.pc
 
 clean:
 	rm -rf $(BUILD)

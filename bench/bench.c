@@ -49,7 +49,7 @@
 /* Small helpers                                                            */
 /* ------------------------------------------------------------------------ */
 
-static void die(const char* fmt, ...)
+static _Noreturn void die(const char* fmt, ...)
 {
     va_list ap;
     fputs("bench: ", stderr);
@@ -259,7 +259,7 @@ static size_t row_bound(const RowSpec* s, size_t n)
     return 0;
 }
 
-static void session_fail(const Session* s, const char* what, const char* input, const char* why)
+static _Noreturn void session_fail(const Session* s, const char* what, const char* input, const char* why)
 {
     die("%s %s on %s: %s failed: %s", s->spec->codec, s->spec->label, input, what, why);
 }
@@ -953,40 +953,134 @@ static void shell_quote(char* dst, size_t cap, const char* s)
     dst[o] = '\0';
 }
 
+/* The plot's geometry, fixed in the script so that label positions can be
+ * worked out here in pixels: gnuplot itself does not move labels apart. */
+#define PLOT_W 1200
+#define PLOT_H 800
+#define PLOT_LEFT 0.08  /* plot area, as fractions of the image */
+#define PLOT_RIGHT 0.86
+#define PLOT_BOTTOM 0.10
+#define PLOT_TOP 0.92
+#define CHAR_W 7.5      /* pixels per character at font size 11, roughly */
+#define CHAR_H 15.0
+
+typedef struct {
+    char label[64];
+    int block;          /* codec index, for the colour */
+    double x, y;        /* decompression MB/s, ratio */
+    double cspeed;
+    double px, py;      /* point, in pixels from the plot's lower left corner */
+    double lx, ly;      /* label's left end, in data coordinates */
+} PlotPoint;
+
+typedef struct { double x0, y0, x1, y1; } Box;
+
+static int boxes_overlap(Box a, Box b)
+{
+    return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+/* Places each label next to its point, at the first of a few candidate
+ * spots that covers no other point and no label already placed. */
+static void place_labels(PlotPoint* pts, int n, double lmin, double lmax, double ymin, double ymax)
+{
+    static const double kSpots[][2] = { /* label centre offset, in pixels; x < 0: left side */
+        { 9, 0 }, { 9, 13 }, { 9, -13 }, { -9, 0 }, { -9, 13 }, { -9, -13 }, { 9, 26 }, { 9, -26 },
+        { -9, 26 }, { -9, -26 } };
+    const int nbSpots = (int)(sizeof(kSpots) / sizeof(kSpots[0]));
+    const double w = (PLOT_RIGHT - PLOT_LEFT) * PLOT_W, h = (PLOT_TOP - PLOT_BOTTOM) * PLOT_H;
+    Box* const placed = (Box*)xmalloc((size_t)n * sizeof(Box));
+    int i, j, k;
+
+    for (i = 0; i < n; i++) {
+        pts[i].px = (log10(pts[i].x) - lmin) / (lmax - lmin) * w;
+        pts[i].py = (pts[i].y - ymin) / (ymax - ymin) * h;
+    }
+    for (i = 0; i < n; i++) {
+        const double len = (double)strlen(pts[i].label) * CHAR_W;
+        Box best = { 0, 0, 0, 0 };
+        for (k = 0; k < nbSpots; k++) {
+            Box b;
+            int clear = 1;
+            b.x0 = kSpots[k][0] > 0 ? pts[i].px + kSpots[k][0] : pts[i].px + kSpots[k][0] - len;
+            b.x1 = b.x0 + len;
+            b.y0 = pts[i].py + kSpots[k][1] - CHAR_H / 2;
+            b.y1 = b.y0 + CHAR_H;
+            if (k == 0) best = b;
+            if (b.x0 < 0 || b.x1 > w || b.y0 < 0 || b.y1 > h) clear = 0;
+            for (j = 0; j < n && clear; j++) {
+                const Box dot = { pts[j].px - 6, pts[j].py - 6, pts[j].px + 6, pts[j].py + 6 };
+                if (boxes_overlap(b, dot)) clear = 0;
+            }
+            for (j = 0; j < i && clear; j++)
+                if (boxes_overlap(b, placed[j])) clear = 0;
+            if (clear) { best = b; break; }
+        }
+        placed[i] = best;
+        pts[i].lx = pow(10.0, lmin + best.x0 / w * (lmax - lmin));
+        pts[i].ly = ymin + (best.y0 + CHAR_H / 2) / h * (ymax - ymin);
+    }
+    free(placed);
+}
+
 /* Writes the data and script for the ratio / decompression-speed plot of
  * the totals over groups [g0, g1], then runs gnuplot on them. One data
  * block per codec, so each codec gets its own colour and key entry. */
 static void write_plot(const char* outDir, const Cell* cells, const InputList* l,
                        const int* enabled, int g0, int g1, const char* what)
 {
+    /* fixed dark colours: gnuplot's default yellow is unreadable as text */
+    static const char* const kColours[] = { "#d62728", "#1f77b4", "#2ca02c",
+                                            "#9467bd", "#ff7f0e", "#8c564b" };
     char path[4200], qdir[8600], cmd[9000];
     FILE* f;
-    int r, block = 0, i;
+    int r, block, i, n = 0, nbCodecs = 0;
     const char* codecs[NB_ROWS];
-    int nbCodecs = 0;
+    PlotPoint pts[NB_ROWS];
+    double xlo = INFINITY, xhi = 0, ylo = INFINITY, yhi = 0, lmin, lmax, ymin, ymax, span;
 
     for (r = 0; r < NB_ROWS; r++) {
-        int seen = 0;
+        int seen = -1;
+        Total t;
         if (!enabled[r]) continue;
-        for (i = 0; i < nbCodecs; i++) seen |= strcmp(codecs[i], kRows[r].codec) == 0;
-        if (!seen) codecs[nbCodecs++] = kRows[r].codec;
+        for (i = 0; i < nbCodecs; i++) if (strcmp(codecs[i], kRows[r].codec) == 0) seen = i;
+        if (seen < 0) { seen = nbCodecs; codecs[nbCodecs++] = kRows[r].codec; }
+        t = sum_row(cells, l, r, g0, g1);
+        if (!t.done) continue;
+        row_name(r, pts[n].label, sizeof(pts[n].label));
+        pts[n].block = seen;
+        pts[n].x = total_dspeed(&t);
+        pts[n].y = total_ratio(&t);
+        pts[n].cspeed = total_cspeed(&t);
+        if (pts[n].x < xlo) xlo = pts[n].x;
+        if (pts[n].x > xhi) xhi = pts[n].x;
+        if (pts[n].y < ylo) ylo = pts[n].y;
+        if (pts[n].y > yhi) yhi = pts[n].y;
+        n++;
     }
+    if (n == 0) return;
+
+    /* ranges with room for the labels, mostly on the right */
+    span = log10(xhi) - log10(xlo);
+    if (span < 0.5) span = 0.5;
+    lmin = log10(xlo) - 0.08 * span;
+    lmax = log10(xhi) + 0.22 * span;
+    span = yhi - ylo;
+    if (span <= 0) span = 1;
+    ymin = ylo - 0.08 * span;
+    ymax = yhi + 0.08 * span;
+    place_labels(pts, n, lmin, lmax, ymin, ymax);
 
     snprintf(path, sizeof(path), "%s/ratio_vs_decomp.dat", outDir);
     f = fopen(path, "w");
     if (!f) die("%s: %s", path, strerror(errno));
-    fprintf(f, "# label decomp_MBps ratio comp_MBps (totals over %s)\n", what);
-    for (i = 0; i < nbCodecs; i++) {
-        fprintf(f, "%s# %s\n", i ? "\n\n" : "", codecs[i]);
-        for (r = 0; r < NB_ROWS; r++) {
-            Total t;
-            char name[64];
-            if (!enabled[r] || strcmp(kRows[r].codec, codecs[i]) != 0) continue;
-            t = sum_row(cells, l, r, g0, g1);
-            if (!t.done) continue;
-            fprintf(f, "\"%s\" %.2f %.4f %.2f\n", row_name(r, name, sizeof(name)),
-                    total_dspeed(&t), total_ratio(&t), total_cspeed(&t));
-        }
+    fprintf(f, "# totals over %s\n# label decomp_MBps ratio comp_MBps label_x label_y\n", what);
+    for (block = 0; block < nbCodecs; block++) {
+        fprintf(f, "%s# %s\n", block ? "\n\n" : "", codecs[block]);
+        for (i = 0; i < n; i++)
+            if (pts[i].block == block)
+                fprintf(f, "\"%s\" %.2f %.4f %.2f %.4f %.4f\n", pts[i].label, pts[i].x, pts[i].y,
+                        pts[i].cspeed, pts[i].lx, pts[i].ly);
     }
     fclose(f);
 
@@ -995,28 +1089,28 @@ static void write_plot(const char* outDir, const Cell* cells, const InputList* l
     if (!f) die("%s: %s", path, strerror(errno));
     fprintf(f, "# plot.gp: written by bench/bench.c; run with `gnuplot plot.gp` in this folder.\n");
     fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-               "    set terminal pngcairo size 1200,800 noenhanced font \",11\"\n"
+               "    set terminal pngcairo size %d,%d noenhanced font \",11\"\n"
                "} else {\n"
-               "    set terminal png size 1200,800 noenhanced\n"
-               "}\n");
+               "    set terminal png size %d,%d noenhanced\n"
+               "}\n", PLOT_W, PLOT_H, PLOT_W, PLOT_H);
     fprintf(f, "set output 'ratio_vs_decomp.png'\n");
     fprintf(f, "set title 'Compression ratio vs decompression speed (totals over %s)'\n", what);
+    fprintf(f, "set lmargin at screen %.2f\nset rmargin at screen %.2f\n", PLOT_LEFT, PLOT_RIGHT);
+    fprintf(f, "set bmargin at screen %.2f\nset tmargin at screen %.2f\n", PLOT_BOTTOM, PLOT_TOP);
     fprintf(f, "set logscale x\n");
+    fprintf(f, "set xrange [%.4f:%.4f]\nset yrange [%.4f:%.4f]\n",
+            pow(10.0, lmin), pow(10.0, lmax), ymin, ymax);
     fprintf(f, "set xlabel 'decompression speed, MB/s (log scale)'\n");
     fprintf(f, "set ylabel 'compression ratio'\n");
     fprintf(f, "set grid\n");
-    fprintf(f, "set key outside right top\n");
-    fprintf(f, "set offsets graph 0.05, graph 0.12, graph 0.05, graph 0.05\n");
+    fprintf(f, "set key at screen 0.99, screen %.2f right top\n", PLOT_TOP);
     fprintf(f, "plot \\\n");
     for (block = 0; block < nbCodecs; block++) {
-        /* fixed dark colours: gnuplot's default yellow is unreadable as text */
-        static const char* const kColours[] = { "#d62728", "#1f77b4", "#2ca02c",
-                                                "#9467bd", "#ff7f0e", "#8c564b" };
         const char* const colour = kColours[block % 6];
         fprintf(f, "  'ratio_vs_decomp.dat' index %d using 2:3 with points pt 7 ps 1.6 lc rgb '%s' "
                    "title '%s', \\\n", block, colour, codecs[block]);
-        fprintf(f, "  'ratio_vs_decomp.dat' index %d using 2:3:1 with labels left offset char 0.8,0.4 "
-                   "tc rgb '%s' notitle%s\n", block, colour, block + 1 < nbCodecs ? ", \\" : "");
+        fprintf(f, "  'ratio_vs_decomp.dat' index %d using 5:6:1 with labels left tc rgb '%s' "
+                   "notitle%s\n", block, colour, block + 1 < nbCodecs ? ", \\" : "");
     }
     fclose(f);
 

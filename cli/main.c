@@ -70,10 +70,24 @@ static void set_threads(cli_options* o, int n)
     o->threads = n;
 }
 
+static int run(int argc, char** argv, const char** inputs);
+
 int main(int argc, char** argv)
 {
+    const char** const inputs = (const char**)malloc(sizeof(char*) * (size_t)(argc > 1 ? argc : 1));
+    int status;
+    if (!inputs) {
+        cli_error("out of memory");
+        return 1;
+    }
+    status = run(argc, argv, inputs);
+    free(inputs);
+    return status;
+}
+
+static int run(int argc, char** argv, const char** inputs)
+{
     cli_options o;
-    const char** inputs;
     int nbInputs = 0, i, err = 0, endOfOptions = 0;
     int fastLevel = 0, maxLevel = 0;
 
@@ -86,8 +100,6 @@ int main(int argc, char** argv)
     o.checksum = 1;
     o.progress = -1;
     o.benchSeconds = 1.0;
-    inputs = (const char**)malloc(sizeof(char*) * (size_t)(argc > 1 ? argc : 1));
-    if (!inputs) { cli_error("out of memory"); return 1; }
 
     for (i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -236,6 +248,5 @@ int main(int argc, char** argv)
                                               : cli_decompressFile(&o, inputs[i]);
         if (r) err = 1;
     }
-    free(inputs);
     return err;
 }

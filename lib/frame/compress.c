@@ -451,8 +451,10 @@ static size_t mt_compress(glyd_CCtx* c, uint8_t* dst, size_t cap, const uint8_t*
 
 size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* src, size_t srcSize)
 {
+    static const uint8_t empty[1] = { 0 };
     uint8_t* const out = (uint8_t*)dst;
-    const uint8_t* const in = (const uint8_t*)src;
+    /* an empty input may come as NULL; history needs a real address */
+    const uint8_t* const in = src ? (const uint8_t*)src : empty;
     size_t op, r;
     RETURN_ERROR_IF(dst == NULL && dstCapacity > 0, dstBuffer_null, "dst");
     RETURN_ERROR_IF(src == NULL && srcSize > 0, GENERIC, "src is NULL");

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# tests/run.sh: runs every test suite and closes with the combined
+# "N passed, N failed" line. Suites: the unit tests (C), the CLI tests.
+#
+#   tests/run.sh BUILD_DIR     (default: build)
+set -u
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${1:-$REPO/build}
+export GLYD_CORPUS=${GLYD_CORPUS:-$REPO/../shared/corpus}
+passed=0
+failed=0
+
+# Adds a suite's closing "N passed, N failed" line to the totals; a suite
+# that ends without one (a crash) counts as one failure.
+tally() {
+    local name=$1 log=$2 status=$3 line
+    line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "== $name: ended without a summary (exit $status)"
+        failed=$((failed + 1))
+        return
+    fi
+    passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+    failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+    if [ "$status" -ne 0 ] && [ "$(echo "$line" | cut -d' ' -f3)" -eq 0 ]; then
+        echo "== $name: exit $status despite no failed test"
+        failed=$((failed + 1))
+    fi
+}
+
+run_suite() {
+    local name=$1; shift
+    local log
+    log=$(mktemp)
+    echo "== $name"
+    "$@" 2>&1 | tee "$log"
+    tally "$name" "$log" "${PIPESTATUS[0]}"
+    rm -f "$log"
+}
+
+run_suite "unit tests" "$BUILD/unit_tests"
+run_suite "CLI tests" bash "$REPO/tests/cli/cli_test.sh" "$BUILD/glyd"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
