@@ -49,10 +49,13 @@
     do { if (GLYD_UNLIKELY(cond)) { (void)(why); return GLYD_ERROR(err); } } while (0)
 #define RETURN_ERROR(err, why) \
     do { (void)(why); return GLYD_ERROR(err); } while (0)
+/* glyd_isError() for inside the library, where a call would cost. */
+#define GLYD_IS_ERROR(code) ((size_t)(code) > GLYD_ERROR(maxCode))
+
 /* Propagates an error result of an inner call. */
 #define FORWARD_IF_ERROR(expr)                                  \
     do { size_t const fwd_e_ = (expr);                          \
-         if (GLYD_UNLIKELY(glyd_isError(fwd_e_))) return fwd_e_; } while (0)
+         if (GLYD_UNLIKELY(GLYD_IS_ERROR(fwd_e_))) return fwd_e_; } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Allocation                                                               */
@@ -226,6 +229,16 @@ GLYD_FORCE_INLINE uint64_t glyd_bitPeekFast(const glyd_bitReader* br, unsigned n
     return (br->bits << (br->consumed & 63)) >> (64 - nb);
 }
 GLYD_FORCE_INLINE void glyd_bitSkip(glyd_bitReader* br, unsigned nb) { br->consumed += nb; }
+
+/* Reads nb bits (0..63) when at least nb unread bits are loaded (the
+ * caller knows consumed + nb <= 64): no branch, no masking. */
+GLYD_FORCE_INLINE uint64_t glyd_bitReadFast(glyd_bitReader* br, unsigned nb)
+{
+    uint64_t const v = ((br->bits << br->consumed) >> 1) >> (63 - nb);
+    assert(br->consumed + nb <= 64);
+    br->consumed += nb;
+    return v;
+}
 
 /* Reads nb bits (0..57). */
 GLYD_FORCE_INLINE uint64_t glyd_bitRead(glyd_bitReader* br, unsigned nb)

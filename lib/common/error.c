@@ -5,7 +5,7 @@ unsigned glyd_isError(size_t code) { return code > GLYD_ERROR(maxCode); }
 
 glyd_ErrorCode glyd_getErrorCode(size_t code)
 {
-    if (!glyd_isError(code)) return GLYD_error_no_error;
+    if (!GLYD_IS_ERROR(code)) return GLYD_error_no_error;
     return (glyd_ErrorCode)(0 - code);
 }
 

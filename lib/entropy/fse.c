@@ -275,7 +275,7 @@ size_t glyd_fseCompressBytes(void* dst, size_t cap, const uint8_t* src, size_t n
     tableLog = glyd_fseOptimalTableLog(maxTableLog, n, maxSym);
     FORWARD_IF_ERROR(glyd_fseNormalize(norm, tableLog, count, n, maxSym));
     hdr = glyd_fseWriteNCount(out, cap, norm, maxSym, tableLog);
-    if (glyd_isError(hdr)) return 0;
+    if (GLYD_IS_ERROR(hdr)) return 0;
     if (cap - hdr < 8) return 0;
     glyd_fseBuildCTable(&ct, norm, maxSym, tableLog);
     glyd_bitWriterInit(&bw, out + hdr, cap - hdr);

@@ -132,7 +132,7 @@ size_t glyd_hufWriteCTable(void* dst, size_t cap, const glyd_hufCTable* ct)
     {
         size_t const c = glyd_fseCompressBytes(out + 2, GLYD_MIN(cap - 2, 127), weights, n,
                                                GLYD_HUF_MAX_BITS, 6);
-        if (!glyd_isError(c) && c > 0 && c < (n + 1) / 2) {
+        if (!GLYD_IS_ERROR(c) && c > 0 && c < (n + 1) / 2) {
             out[1] = (uint8_t)c;
             return 2 + c;
         }

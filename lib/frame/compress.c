@@ -490,7 +490,7 @@ size_t glyd_compress(void* dst, size_t dstCapacity, const void* src, size_t srcS
     size_t r;
     RETURN_ERROR_IF(c == NULL, memory_allocation, "context");
     r = glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level);
-    if (!glyd_isError(r)) r = glyd_compress2(c, dst, dstCapacity, src, srcSize);
+    if (!GLYD_IS_ERROR(r)) r = glyd_compress2(c, dst, dstCapacity, src, srcSize);
     glyd_freeCCtx(c);
     return r;
 }
@@ -741,7 +741,7 @@ size_t glyd_compressStream(glyd_CCtx* c, glyd_outBuffer* output, glyd_inBuffer* 
         FORWARD_IF_ERROR(init_stream(c));
     }
     r = c->mt ? stream_mt(c, output, input, endOp) : stream_single(c, output, input, endOp);
-    if (glyd_isError(r)) {
+    if (GLYD_IS_ERROR(r)) {
         /* the frame cannot be continued coherently */
         c->stage = STAGE_IDLE;
         c->pledged = GLYD_CONTENTSIZE_UNKNOWN;

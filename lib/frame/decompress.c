@@ -237,7 +237,7 @@ static void mt_worker_run(void* arg)
         r = decode_blocks(w->lz, &m->map->fh, m->ostart + seg->dstOffset,
                           m->ostart + seg->dstOffset + seg->dstSize, m->frame + seg->srcOffset,
                           seg->srcSize, &used, &sawLast);
-        if (!glyd_isError(r) && (r != seg->dstSize || used != seg->srcSize))
+        if (!GLYD_IS_ERROR(r) && (r != seg->dstSize || used != seg->srcSize))
             r = GLYD_ERROR(corruption_detected);
         pthread_mutex_lock(&m->lock);
         m->results[i] = r;
@@ -256,7 +256,7 @@ static size_t ensure_dworkers(glyd_DCtx* d, unsigned n)
     RETURN_ERROR_IF(d->wlz == NULL, memory_allocation, "workers");
     for (i = 0; i < n; i++) {
         size_t const r = glyd_lzDInit(&d->wlz[i], d->mem);
-        if (glyd_isError(r)) {
+        if (GLYD_IS_ERROR(r)) {
             d->nbWlz = i;
             free_dworkers(d);
             return r;
@@ -308,7 +308,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
         pthread_mutex_lock(&m.lock);
         while (!m.done[i]) pthread_cond_wait(&m.cond, &m.lock);
         pthread_mutex_unlock(&m.lock);
-        if (glyd_isError(m.results[i])) {
+        if (GLYD_IS_ERROR(m.results[i])) {
             err = m.results[i];
             atomic_store(&m.next, nbSeg); /* stop handing out segments */
             break;
@@ -624,7 +624,7 @@ size_t glyd_decompressStream(glyd_DCtx* d, glyd_outBuffer* output, glyd_inBuffer
     RETURN_ERROR_IF(output->dst == NULL && output->size > 0, dstBuffer_null, "output");
     RETURN_ERROR_IF(input->src == NULL && input->size > 0, GENERIC, "input is NULL");
     r = stream_step(d, output, input);
-    if (glyd_isError(r)) {
+    if (GLYD_IS_ERROR(r)) {
         /* the frame cannot be resumed: the next call starts afresh */
         d->stage = DS_HEADER;
         d->hdrLen = 0;
@@ -651,7 +651,7 @@ static int map_from_seek_table(glyd_frameMap* map, const uint8_t* src, size_t sr
     if (glyd_read32(src + srcSize - tsize) != GLYD_MAGIC_SEEKTABLE ||
         glyd_read32(src + srcSize - tsize + 4) != tsize - GLYD_SKIPPABLE_HEADER)
         return 0;
-    if (glyd_isError(glyd_frameHeaderRead(&map->fh, src, srcSize - tsize)) || !map->fh.segmentLog) return 0;
+    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&map->fh, src, srcSize - tsize)) || !map->fh.segmentLog) return 0;
     map->segments = (glyd_segment*)glyd_malloc(nb * sizeof(glyd_segment), mem);
     if (!map->segments) return 0;
     pos = map->fh.headerSize;
@@ -732,9 +732,9 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
             if (!tmp) { err = GLYD_ERROR(memory_allocation); break; }
             n = decode_blocks(&d->lz, &map.fh, tmp, tmp + seg->dstSize, in + seg->srcOffset,
                               seg->srcSize, &used, &sawLast);
-            if (!glyd_isError(n) && n == seg->dstSize) memcpy(out + written, tmp + skip, take);
+            if (!GLYD_IS_ERROR(n) && n == seg->dstSize) memcpy(out + written, tmp + skip, take);
         }
-        if (glyd_isError(n)) { err = n; break; }
+        if (GLYD_IS_ERROR(n)) { err = n; break; }
         if (n != seg->dstSize || used != seg->srcSize) { err = GLYD_ERROR(corruption_detected); break; }
         written += take;
     }

@@ -180,7 +180,7 @@ size_t glyd_frameMapBuild(glyd_frameMap* map, const void* src, size_t srcSize,
                           int wantSegments, glyd_customMem mem)
 {
     size_t const r = map_walk(map, src, srcSize, wantSegments, mem);
-    if (glyd_isError(r)) {
+    if (GLYD_IS_ERROR(r)) {
         /* no error leaves a segment list behind */
         glyd_free(map->segments, mem);
         map->segments = NULL;
@@ -260,7 +260,7 @@ unsigned long long glyd_getFrameContentSize(const void* src, size_t srcSize)
 {
     glyd_frameHeader fh;
     if (glyd_isSkippableFrame(src, srcSize)) return 0;
-    if (glyd_isError(glyd_frameHeaderRead(&fh, src, srcSize))) return GLYD_CONTENTSIZE_ERROR;
+    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&fh, src, srcSize))) return GLYD_CONTENTSIZE_ERROR;
     return fh.contentSize;
 }
 
@@ -280,7 +280,7 @@ unsigned long long glyd_findDecompressedSize(const void* src, size_t srcSize)
             else total += cs;
             fsize = glyd_findFrameCompressedSize(in, srcSize);
         }
-        if (glyd_isError(fsize)) return GLYD_CONTENTSIZE_ERROR;
+        if (GLYD_IS_ERROR(fsize)) return GLYD_CONTENTSIZE_ERROR;
         in += fsize;
         srcSize -= fsize;
     }

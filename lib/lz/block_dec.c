@@ -11,9 +11,9 @@ size_t glyd_lzDInit(glyd_lzDCtx* dz, glyd_customMem mem)
     dz->mem = mem;
     dz->litBuf = (uint8_t*)glyd_calloc(GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH, mem);
     RETURN_ERROR_IF(dz->litBuf == NULL, memory_allocation, "literal buffer");
-    glyd_fseBuildDTable(&dz->predef[0], glyd_llDefaultNorm, GLYD_LL_MAX_CODE, GLYD_LL_DEFAULT_LOG);
-    glyd_fseBuildDTable(&dz->predef[1], glyd_ofDefaultNorm, GLYD_OF_MAX_CODE, GLYD_OF_DEFAULT_LOG);
-    glyd_fseBuildDTable(&dz->predef[2], glyd_mlDefaultNorm, GLYD_ML_MAX_CODE, GLYD_ML_DEFAULT_LOG);
+    glyd_lzBuildSeqTable(&dz->predef[0], 0, glyd_llDefaultNorm, GLYD_LL_MAX_CODE, GLYD_LL_DEFAULT_LOG);
+    glyd_lzBuildSeqTable(&dz->predef[1], 1, glyd_ofDefaultNorm, GLYD_OF_MAX_CODE, GLYD_OF_DEFAULT_LOG);
+    glyd_lzBuildSeqTable(&dz->predef[2], 2, glyd_mlDefaultNorm, GLYD_ML_MAX_CODE, GLYD_ML_DEFAULT_LOG);
     glyd_lzDStartHistory(dz);
     return 0;
 }
@@ -114,6 +114,38 @@ static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
 /* Sequence tables                                                          */
 /* ------------------------------------------------------------------------ */
 
+/* The value of code c of field k is base + (nbExtra extra bits). */
+static void code_value(unsigned k, unsigned c, uint32_t* base, uint8_t* nbExtra)
+{
+    switch (k) {
+    case 0: *base = glyd_llBase[c]; *nbExtra = glyd_llBits[c]; break;
+    case 1: *base = 1u << c; *nbExtra = (uint8_t)c; break;
+    default: *base = glyd_mlBase[c] + GLYD_MINMATCH; *nbExtra = glyd_mlBits[c]; break;
+    }
+}
+
+void glyd_lzBuildSeqTable(glyd_seqDTable* t, unsigned k, const int16_t* norm, unsigned maxSymbol,
+                          unsigned tableLog)
+{
+    glyd_fseDTable dt;
+    uint32_t u;
+    glyd_fseBuildDTable(&dt, norm, maxSymbol, tableLog);
+    t->tableLog = tableLog;
+    for (u = 0; u < (1u << tableLog); u++) {
+        t->entry[u].newState = dt.table[u].newState;
+        t->entry[u].nbBits = dt.table[u].nbBits;
+        code_value(k, dt.table[u].symbol, &t->entry[u].base, &t->entry[u].nbExtra);
+    }
+}
+
+static void build_rle_table(glyd_seqDTable* t, unsigned k, unsigned code)
+{
+    t->tableLog = 0;
+    t->entry[0].newState = 0;
+    t->entry[0].nbBits = 0;
+    code_value(k, code, &t->entry[0].base, &t->entry[0].nbExtra);
+}
+
 static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned maxCode,
                          unsigned maxLog, const uint8_t* src, size_t srcSize)
 {
@@ -124,7 +156,7 @@ static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned ma
     case 1:
         RETURN_ERROR_IF(srcSize < 1, corruption_detected, "rle table");
         RETURN_ERROR_IF(src[0] > maxCode, corruption_detected, "rle code out of range");
-        glyd_fseBuildDTableRLE(&dz->rle[k], src[0]);
+        build_rle_table(&dz->rle[k], k, src[0]);
         dz->table[k] = &dz->rle[k];
         return 1;
     case 2: {
@@ -132,7 +164,7 @@ static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned ma
         unsigned maxSymbol = maxCode, tableLog;
         size_t const r = glyd_fseReadNCount(norm, &maxSymbol, &tableLog, maxLog, src, srcSize);
         FORWARD_IF_ERROR(r);
-        glyd_fseBuildDTable(&dz->fresh[k], norm, maxSymbol, tableLog);
+        glyd_lzBuildSeqTable(&dz->fresh[k], k, norm, maxSymbol, tableLog);
         dz->table[k] = &dz->fresh[k];
         return r;
     }
@@ -200,6 +232,30 @@ GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, si
     }
 }
 
+/* Checks one sequence against every buffer, then executes it. */
+GLYD_FORCE_INLINE size_t exec_sequence(uint8_t** opPtr, uint8_t* oend, uint8_t* oLimit, lit_view* lv,
+                                       const uint8_t* prefixStart, size_t windowSize, size_t offset,
+                                       size_t litLength, size_t matchLength)
+{
+    uint8_t* const op = *opPtr;
+    RETURN_ERROR_IF(litLength > (size_t)(lv->end - lv->ptr), corruption_detected,
+                    "literal run beyond the literals");
+    RETURN_ERROR_IF(litLength + matchLength > (size_t)(oend - op), corruption_detected,
+                    "sequence beyond the block");
+    RETURN_ERROR_IF(offset == 0 || offset > windowSize || offset > (size_t)(op + litLength - prefixStart),
+                    corruption_detected, "match offset beyond the history");
+    if (GLYD_LIKELY((size_t)(oLimit - op) >= litLength + matchLength + 32 &&
+                    (size_t)(lv->readLimit - lv->ptr) >= litLength + 32)) {
+        exec_fast(op, lv->ptr, litLength, matchLength, offset);
+    } else {
+        memcpy(op, lv->ptr, litLength);
+        copy_match_exact(op + litLength, offset, matchLength);
+    }
+    *opPtr = op + litLength + matchLength;
+    lv->ptr += litLength;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Block                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -236,7 +292,8 @@ size_t glyd_lzDecodeBlock(glyd_lzDCtx* dz, uint8_t* op, uint8_t* oLimit,
     if (nbSeq > 0) {
         unsigned modes;
         glyd_bitReader br;
-        glyd_fseDState ll, of, ml;
+        const glyd_seqDEntry *llT, *ofT, *mlT;
+        size_t llState, ofState, mlState;
         uint32_t rep[GLYD_REP_NUM];
         size_t i;
         RETURN_ERROR_IF(ip >= iend, corruption_detected, "sequence modes");
@@ -252,51 +309,65 @@ size_t glyd_lzDecodeBlock(glyd_lzDCtx* dz, uint8_t* op, uint8_t* oLimit,
         FORWARD_IF_ERROR(r);
         ip += r;
 
-        FORWARD_IF_ERROR(glyd_bitReaderInit(&br, ip, (size_t)(iend - ip)));
-        glyd_fseInitDState(&ll, &br, dz->table[0]);
-        glyd_fseInitDState(&of, &br, dz->table[1]);
-        glyd_fseInitDState(&ml, &br, dz->table[2]);
+        {   /* a local copy whose address never escapes stays in registers */
+            glyd_bitReader br0;
+            FORWARD_IF_ERROR(glyd_bitReaderInit(&br0, ip, (size_t)(iend - ip)));
+            br = br0;
+        }
+        llT = dz->table[0]->entry;
+        ofT = dz->table[1]->entry;
+        mlT = dz->table[2]->entry;
+        llState = (size_t)glyd_bitRead(&br, dz->table[0]->tableLog);
+        ofState = (size_t)glyd_bitRead(&br, dz->table[1]->tableLog);
+        mlState = (size_t)glyd_bitRead(&br, dz->table[2]->tableLog);
         glyd_bitReload(&br);
         memcpy(rep, dz->rep, sizeof(rep));
 
-        for (i = 0; i < nbSeq; i++) {
-            unsigned const llCode = glyd_fsePeekSymbol(&ll);
-            unsigned const ofCode = glyd_fsePeekSymbol(&of);
-            unsigned const mlCode = glyd_fsePeekSymbol(&ml);
-            uint32_t offBase, offset;
-            size_t litLength, matchLength;
-
-            /* at most 31 + 20 bits here, then 20 + 9 + 9 + 8 after the reload */
-            offBase = (1u << ofCode) + (uint32_t)glyd_bitRead(&br, ofCode);
-            matchLength = glyd_mlBase[mlCode] + GLYD_MINMATCH + (size_t)glyd_bitRead(&br, glyd_mlBits[mlCode]);
-            glyd_bitReload(&br);
-            litLength = glyd_llBase[llCode] + (size_t)glyd_bitRead(&br, glyd_llBits[llCode]);
+        /* Fast loop: while 8 bytes of stream remain before the pointer,
+         * every reload brings 57 fresh bits, so reads need no checks.
+         * Per sequence: offset and match extra bits (<= 51), a reload, then
+         * literal extra bits and the three transitions (<= 46). */
+        for (i = 0; i < nbSeq && br.ptr >= br.start + 8; i++) {
+            glyd_seqDEntry const eLL = llT[llState];
+            glyd_seqDEntry const eOF = ofT[ofState];
+            glyd_seqDEntry const eML = mlT[mlState];
+            uint32_t const offBase = eOF.base + (uint32_t)glyd_bitReadFast(&br, eOF.nbExtra);
+            size_t const matchLength = eML.base + (size_t)glyd_bitReadFast(&br, eML.nbExtra);
+            size_t litLength;
+            br.ptr -= br.consumed >> 3;
+            br.consumed &= 7;
+            br.bits = glyd_read64(br.ptr);
+            litLength = eLL.base + (size_t)glyd_bitReadFast(&br, eLL.nbExtra);
             if (i + 1 < nbSeq) {
-                glyd_fseUpdateState(&ll, &br);
-                glyd_fseUpdateState(&ml, &br);
-                glyd_fseUpdateState(&of, &br);
+                llState = eLL.newState + (size_t)glyd_bitReadFast(&br, eLL.nbBits);
+                mlState = eML.newState + (size_t)glyd_bitReadFast(&br, eML.nbBits);
+                ofState = eOF.newState + (size_t)glyd_bitReadFast(&br, eOF.nbBits);
+            }
+            glyd_bitReload(&br);
+            FORWARD_IF_ERROR(exec_sequence(&op, oend, oLimit, &lv, prefixStart, windowSize,
+                                           glyd_resolveOffset(rep, offBase, litLength == 0),
+                                           litLength, matchLength));
+        }
+        /* the stream's last bytes: every read checked */
+        for (; i < nbSeq; i++) {
+            glyd_seqDEntry const eLL = llT[llState];
+            glyd_seqDEntry const eOF = ofT[ofState];
+            glyd_seqDEntry const eML = mlT[mlState];
+            uint32_t const offBase = eOF.base + (uint32_t)glyd_bitRead(&br, eOF.nbExtra);
+            size_t const matchLength = eML.base + (size_t)glyd_bitRead(&br, eML.nbExtra);
+            size_t litLength, er;
+            glyd_bitReload(&br);
+            litLength = eLL.base + (size_t)glyd_bitRead(&br, eLL.nbExtra);
+            if (i + 1 < nbSeq) {
+                llState = eLL.newState + (size_t)glyd_bitRead(&br, eLL.nbBits);
+                mlState = eML.newState + (size_t)glyd_bitRead(&br, eML.nbBits);
+                ofState = eOF.newState + (size_t)glyd_bitRead(&br, eOF.nbBits);
             }
             RETURN_ERROR_IF(glyd_bitReload(&br) == glyd_bit_overflow, corruption_detected,
                             "sequence stream overread");
-
-            offset = glyd_resolveOffset(rep, offBase, litLength == 0);
-            RETURN_ERROR_IF(litLength > (size_t)(lv.end - lv.ptr), corruption_detected,
-                            "literal run beyond the literals");
-            RETURN_ERROR_IF(litLength + matchLength > (size_t)(oend - op), corruption_detected,
-                            "sequence beyond the block");
-            RETURN_ERROR_IF(offset == 0 || offset > windowSize ||
-                            offset > (size_t)(op + litLength - prefixStart),
-                            corruption_detected, "match offset beyond the history");
-
-            if (GLYD_LIKELY((size_t)(oLimit - op) >= litLength + matchLength + 32 &&
-                            (size_t)(lv.readLimit - lv.ptr) >= litLength + 32)) {
-                exec_fast(op, lv.ptr, litLength, matchLength, offset);
-            } else {
-                memcpy(op, lv.ptr, litLength);
-                copy_match_exact(op + litLength, offset, matchLength);
-            }
-            op += litLength + matchLength;
-            lv.ptr += litLength;
+            er = exec_sequence(&op, oend, oLimit, &lv, prefixStart, windowSize,
+                               glyd_resolveOffset(rep, offBase, litLength == 0), litLength, matchLength);
+            FORWARD_IF_ERROR(er);
         }
         RETURN_ERROR_IF(!glyd_bitFinished(&br), corruption_detected, "sequence stream size mismatch");
         memcpy(dz->rep, rep, sizeof(rep));

@@ -178,9 +178,9 @@ static size_t encode_literals(glyd_lzCCtx* zc, uint8_t* dst, size_t cap,
         uint8_t desc[160];
         size_t descSize = 0, freshBytes = SIZE_MAX, repeatBytes = SIZE_MAX, best;
         size_t const maxBits = glyd_hufBuildCTable(fresh, count, maxSymbol, GLYD_HUF_MAX_BITS);
-        if (!glyd_isError(maxBits)) {
+        if (!GLYD_IS_ERROR(maxBits)) {
             descSize = glyd_hufWriteCTable(desc, sizeof(desc), fresh);
-            if (!glyd_isError(descSize))
+            if (!GLYD_IS_ERROR(descSize))
                 freshBytes = descSize + (glyd_hufCost(fresh, count, maxSymbol) + 7) / 8 + streamOverhead;
         }
         if (zc->hufValid) {
@@ -200,7 +200,7 @@ static size_t encode_literals(glyd_lzCCtx* zc, uint8_t* dst, size_t cap,
                 pos += descSize;
             }
             written = glyd_hufCompress(dst + pos, cap - pos, lits, n, ct, nbStreams);
-            if (glyd_isError(written) || written == 0) return 0;
+            if (GLYD_IS_ERROR(written) || written == 0) return 0;
             csize = (useFresh ? descSize : 0) + written;
             dst[0] = (uint8_t)((useFresh ? 2 : 3) | (nbStreams == 4 ? 4 : 0));
             glyd_writeVarint(dst + 1, cap - 1, n);
@@ -257,9 +257,9 @@ static unsigned choose_table(glyd_lzCCtx* zc, unsigned k, fse_choice* ch, uint8_
                                   f->tableLog[f->cur]);
     }
     freshLog = glyd_fseOptimalTableLog(kMaxLog[k], nbSeq, maxSymbol);
-    if (!glyd_isError(glyd_fseNormalize(f->norm[spare], freshLog, count, nbSeq, maxSymbol))) {
+    if (!GLYD_IS_ERROR(glyd_fseNormalize(f->norm[spare], freshLog, count, nbSeq, maxSymbol))) {
         freshDesc = glyd_fseWriteNCount(dst, cap, f->norm[spare], maxSymbol, freshLog);
-        if (!glyd_isError(freshDesc))
+        if (!GLYD_IS_ERROR(freshDesc))
             freshBits = glyd_fseCost(count, maxSymbol, f->norm[spare], maxSymbol, freshLog) + 8 * freshDesc;
     }
     if (repeatBits != SIZE_MAX && repeatBits <= predefBits && repeatBits <= freshBits) {

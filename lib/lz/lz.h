@@ -244,13 +244,32 @@ size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
 /* Block decoder                                                            */
 /* ------------------------------------------------------------------------ */
 
+/* A decoding state of a sequence field: its tANS transition and, resolved
+ * in advance through the field's code table, the base value and the number
+ * of extra bits of the code it decodes to. */
+typedef struct {
+    uint16_t newState;
+    uint8_t nbBits;
+    uint8_t nbExtra;
+    uint32_t base;
+} glyd_seqDEntry;
+
+typedef struct {
+    unsigned tableLog;
+    glyd_seqDEntry entry[1 << GLYD_ML_MAX_LOG];
+} glyd_seqDTable;
+
+/* Builds the table of field k (0 LL, 1 OF, 2 ML) from a distribution. */
+void glyd_lzBuildSeqTable(glyd_seqDTable* t, unsigned k, const int16_t* norm, unsigned maxSymbol,
+                          unsigned tableLog);
+
 typedef struct {
     glyd_hufDTable huf;
     int hufValid;
-    glyd_fseDTable fresh[3];           /* LL, OF, ML tables read from blocks */
-    glyd_fseDTable predef[3];          /* the predefined distributions */
-    glyd_fseDTable rle[3];
-    const glyd_fseDTable* table[3];    /* in use: fresh, predef or rle; NULL before any */
+    glyd_seqDTable fresh[3];           /* LL, OF, ML tables read from blocks */
+    glyd_seqDTable predef[3];          /* the predefined distributions */
+    glyd_seqDTable rle[3];
+    const glyd_seqDTable* table[3];    /* in use: fresh, predef or rle; NULL before any */
     uint32_t rep[GLYD_REP_NUM];
     uint8_t* litBuf;                   /* GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH */
     glyd_customMem mem;
