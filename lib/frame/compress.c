@@ -629,17 +629,21 @@ static size_t emit_block(glyd_CCtx* c, int last)
     return 0;
 }
 
+/* The frame's last bytes have reached the caller: ready for the next. */
+static size_t frame_done(glyd_CCtx* c)
+{
+    c->stage = STAGE_IDLE;
+    c->pledged = GLYD_CONTENTSIZE_UNKNOWN;
+    return 0;
+}
+
 static size_t stream_single(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, glyd_EndDirective endOp)
 {
     for (;;) {
         size_t target;
         flush_out(c, out);
         if (c->outEnd > c->outPos) return c->outEnd - c->outPos;
-        if (c->stage == STAGE_ENDING) {
-            c->stage = STAGE_IDLE;
-            c->pledged = GLYD_CONTENTSIZE_UNKNOWN;
-            return 0;
-        }
+        if (c->stage == STAGE_ENDING) return frame_done(c);
         target = GLYD_MIN(c->blockMax, c->segMax - c->segFill);
         {
             size_t const want = target - (c->inEnd - c->inStart);
@@ -684,11 +688,7 @@ static size_t stream_mt(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, gl
         int exhausted;
         flush_out(c, out);
         if (c->outEnd > c->outPos) return c->outEnd - c->outPos;
-        if (c->stage == STAGE_ENDING) {
-            c->stage = STAGE_IDLE;
-            c->pledged = GLYD_CONTENTSIZE_UNKNOWN;
-            return 0;
-        }
+        if (c->stage == STAGE_ENDING) return frame_done(c);
         FORWARD_IF_ERROR(take_input(c, in, c->inBufSize - c->inEnd));
         exhausted = in->pos == in->size;
         if (c->inEnd == c->inBufSize && !(exhausted && endOp == glyd_e_end)) {

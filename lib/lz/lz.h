@@ -209,6 +209,22 @@ size_t glyd_lzFindGreedy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint
 size_t glyd_lzFindLazy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
 size_t glyd_lzFindLazy2(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
 
+/* Finders read 8 bytes at a time near the current position, so they stop
+ * this far before the end of a block. */
+#define GLYD_LZ_TAIL 8
+/* Misses in a row, in log2, before the search step grows by one. */
+#define GLYD_LZ_SKIP_LOG 8
+
+/* Smallest index a match may start at, for a block ending at endIdx: the
+ * history's start or the window's, whichever is later. (Blocks are never
+ * larger than the window, so every position of the block is above it.) */
+GLYD_FORCE_INLINE uint32_t glyd_lzLowestIndex(const glyd_matchState* ms, uint32_t endIdx)
+{
+    uint32_t const windowSize = 1u << ms->p.windowLog;
+    uint32_t const windowLow = endIdx > windowSize ? endIdx - windowSize : 0;
+    return GLYD_MAX(ms->lowLimit, windowLow);
+}
+
 /* The multiplicative hash of the first mls (4..8) bytes of p, on hbits bits. */
 GLYD_FORCE_INLINE size_t glyd_hashPtr(const void* p, unsigned hbits, unsigned mls)
 {

@@ -5,19 +5,6 @@
  */
 #include "lz.h"
 
-/* Finders read 8 bytes at a time near the current position. */
-#define LZ_TAIL 8
-/* Misses in a row before the step grows by one (log2). */
-#define LZ_SKIP_LOG 8
-
-/* Smallest valid match index for a block ending at endIdx. */
-GLYD_FORCE_INLINE uint32_t lowest_index(const glyd_matchState* ms, uint32_t endIdx)
-{
-    uint32_t const windowSize = 1u << ms->p.windowLog;
-    uint32_t const windowLow = endIdx > windowSize ? endIdx - windowSize : 0;
-    return GLYD_MAX(ms->lowLimit, windowLow);
-}
-
 GLYD_FORCE_INLINE size_t find_fast(glyd_matchState* ms, glyd_seqStore* ss, uint32_t rep[GLYD_REP_NUM],
                                    const uint8_t* src, size_t srcSize, unsigned mls)
 {
@@ -26,13 +13,13 @@ GLYD_FORCE_INLINE size_t find_fast(glyd_matchState* ms, glyd_seqStore* ss, uint3
     size_t const step0 = ms->p.acceleration ? ms->p.acceleration : 1;
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
-    const uint8_t* const ilimit = iend - LZ_TAIL;
-    uint32_t const lowest = lowest_index(ms, (uint32_t)(iend - base));
+    const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
 
-    if (srcSize < LZ_TAIL + 4) return srcSize;
+    if (srcSize < GLYD_LZ_TAIL + 4) return srcSize;
     while (ip < ilimit) {
         uint32_t const cur = (uint32_t)(ip - base);
         size_t const h = glyd_hashPtr(ip, hlog, mls);
@@ -58,7 +45,7 @@ GLYD_FORCE_INLINE size_t find_fast(glyd_matchState* ms, glyd_seqStore* ss, uint3
             glyd_lzStoreMatch(ss, rep, anchor, (size_t)(ip - anchor),
                               GLYD_OFFSET_TO_OFFBASE(offset), mLength);
         } else {
-            ip += ((size_t)(ip - anchor) >> LZ_SKIP_LOG) + step0;
+            ip += ((size_t)(ip - anchor) >> GLYD_LZ_SKIP_LOG) + step0;
             continue;
         }
 
@@ -107,13 +94,13 @@ GLYD_FORCE_INLINE size_t find_dfast(glyd_matchState* ms, glyd_seqStore* ss, uint
     unsigned const hlogS = ms->p.chainLog;
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
-    const uint8_t* const ilimit = iend - LZ_TAIL;
-    uint32_t const lowest = lowest_index(ms, (uint32_t)(iend - base));
+    const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
 
-    if (srcSize < LZ_TAIL + 4) return srcSize;
+    if (srcSize < GLYD_LZ_TAIL + 4) return srcSize;
     while (ip < ilimit) {
         uint32_t const cur = (uint32_t)(ip - base);
         size_t const hL = glyd_hashPtr(ip, hlogL, 8);
@@ -159,7 +146,7 @@ GLYD_FORCE_INLINE size_t find_dfast(glyd_matchState* ms, glyd_seqStore* ss, uint
                     }
                 }
             } else {
-                ip += ((size_t)(ip - anchor) >> LZ_SKIP_LOG) + 1;
+                ip += ((size_t)(ip - anchor) >> GLYD_LZ_SKIP_LOG) + 1;
                 continue;
             }
             glyd_lzStoreMatch(ss, rep, anchor, (size_t)(ip - anchor),

@@ -7,16 +7,6 @@
  */
 #include "lz.h"
 
-#define LZ_TAIL 8
-#define LZ_SKIP_LOG 8
-
-GLYD_FORCE_INLINE uint32_t lowest_index(const glyd_matchState* ms, uint32_t endIdx)
-{
-    uint32_t const windowSize = 1u << ms->p.windowLog;
-    uint32_t const windowLow = endIdx > windowSize ? endIdx - windowSize : 0;
-    return GLYD_MAX(ms->lowLimit, windowLow);
-}
-
 /* Inserts every position before ip; returns the chain head for ip. */
 GLYD_FORCE_INLINE uint32_t hc_insert(glyd_matchState* ms, const uint8_t* ip, unsigned mls)
 {
@@ -82,13 +72,13 @@ GLYD_FORCE_INLINE size_t find_lazy(glyd_matchState* ms, glyd_seqStore* ss, uint3
 {
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
-    const uint8_t* const ilimit = iend - LZ_TAIL;
-    uint32_t const lowest = lowest_index(ms, (uint32_t)(iend - base));
+    const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
 
-    if (srcSize < LZ_TAIL + 4) return srcSize;
+    if (srcSize < GLYD_LZ_TAIL + 4) return srcSize;
     if (ms->nextToUpdate < lowest) ms->nextToUpdate = lowest;
 
     while (ip < ilimit) {
@@ -108,7 +98,7 @@ GLYD_FORCE_INLINE size_t find_lazy(glyd_matchState* ms, glyd_seqStore* ss, uint3
             if (ml2 > matchLength) { matchLength = ml2; offBase = found; start = ip; }
         }
         if (matchLength < 4) {
-            ip += ((size_t)(ip - anchor) >> LZ_SKIP_LOG) + 1;
+            ip += ((size_t)(ip - anchor) >> GLYD_LZ_SKIP_LOG) + 1;
             continue;
         }
 
