@@ -1169,7 +1169,7 @@ int main(int argc, char** argv)
     ThreadsResult tres;
     const Input* mix = NULL;
     size_t maxSize = 0;
-    double t0;
+    double t0, loadStart[1], loadEnd[1];
     char mixName[32], mdPath[4200];
     struct utsname un;
 
@@ -1271,6 +1271,12 @@ int main(int argc, char** argv)
     for (r = 0, i = 0; r < NB_ROWS; r++) i += enabled[r];
     fprintf(stderr, "bench: %d inputs, %d rows, at least %.2f s per measurement%s\n",
             inputs.count, i, minTime, full ? ", slow levels on the mix too" : "");
+    /* timings on a shared machine are only as good as its idleness: keep
+     * the load seen before and after, so that a noisy run can be told */
+    if (getloadavg(loadStart, 1) != 1) loadStart[0] = -1;
+    if (loadStart[0] > 0.8)
+        fprintf(stderr, "bench: warning: load average %.2f before starting; timings may be noisy\n",
+                loadStart[0]);
     t0 = now_s();
     for (r = 0; r < NB_ROWS; r++) {
         char name[64];
@@ -1308,7 +1314,10 @@ int main(int argc, char** argv)
     if (mix) print_group_table(cells, &inputs, enabled, mixName, nbGroups, nbGroups);
     print_memory_table(cells, &inputs, enabled);
     print_threads_table(&tres, mixName);
-    emit("\nTotal run time: %.0f s\n", now_s() - t0);
+    if (getloadavg(loadEnd, 1) != 1) loadEnd[0] = -1;
+    emit("\nTotal run time: %.0f s; 1-minute load average %.2f before, %.2f after (the benchmark "
+         "itself adds about 1, 2 during the threads test; more means other work shared the machine).\n",
+         now_s() - t0, loadStart[0], loadEnd[0]);
     fclose(g_md);
     g_md = NULL;
 

@@ -9,8 +9,6 @@ size_t glyd_lzDInit(glyd_lzDCtx* dz, glyd_customMem mem)
 {
     memset(dz, 0, sizeof(*dz));
     dz->mem = mem;
-    dz->litBuf = (uint8_t*)glyd_calloc(GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH, mem);
-    RETURN_ERROR_IF(dz->litBuf == NULL, memory_allocation, "literal buffer");
     glyd_lzBuildSeqTable(&dz->predef[0], 0, glyd_llDefaultNorm, GLYD_LL_MAX_CODE, GLYD_LL_DEFAULT_LOG);
     glyd_lzBuildSeqTable(&dz->predef[1], 1, glyd_ofDefaultNorm, GLYD_OF_MAX_CODE, GLYD_OF_DEFAULT_LOG);
     glyd_lzBuildSeqTable(&dz->predef[2], 2, glyd_mlDefaultNorm, GLYD_ML_MAX_CODE, GLYD_ML_DEFAULT_LOG);
@@ -22,6 +20,7 @@ void glyd_lzDFree(glyd_lzDCtx* dz)
 {
     glyd_free(dz->litBuf, dz->mem);
     dz->litBuf = NULL;
+    dz->litCap = 0;
 }
 
 void glyd_lzDStartHistory(glyd_lzDCtx* dz)
@@ -81,7 +80,7 @@ static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
         memset(dz->litBuf, *ip, (size_t)litSize);
         lv->ptr = dz->litBuf;
         lv->end = dz->litBuf + litSize;
-        lv->readLimit = dz->litBuf + GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH;
+        lv->readLimit = dz->litBuf + dz->litCap + GLYD_WILDCOPY_OVERLENGTH;
         return (size_t)(ip - src) + 1;
     default: { /* huffman, with a fresh or the previous table */
         uint64_t csize;
@@ -104,7 +103,7 @@ static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
                                             (size_t)(ip + csize - streams), &dz->huf, nbStreams));
         lv->ptr = dz->litBuf;
         lv->end = dz->litBuf + litSize;
-        lv->readLimit = dz->litBuf + GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH;
+        lv->readLimit = dz->litBuf + dz->litCap + GLYD_WILDCOPY_OVERLENGTH;
         return (size_t)(ip - src) + (size_t)csize;
     }
     }
@@ -273,6 +272,13 @@ size_t glyd_lzDecodeBlock(glyd_lzDCtx* dz, uint8_t* op, uint8_t* oLimit,
     size_t r;
 
     memset(&lv, 0, sizeof(lv));
+    if (dz->litCap < blockMax) {
+        /* literals never outnumber the block's bytes: sized to the frame */
+        glyd_free(dz->litBuf, dz->mem);
+        dz->litBuf = (uint8_t*)glyd_calloc(blockMax + GLYD_WILDCOPY_OVERLENGTH, dz->mem);
+        dz->litCap = dz->litBuf ? blockMax : 0;
+        RETURN_ERROR_IF(dz->litBuf == NULL, memory_allocation, "literal buffer");
+    }
     r = glyd_readVarint(ip, srcSize, &regen);
     RETURN_ERROR_IF(r == 0 || regen == 0, corruption_detected, "block content size");
     RETURN_ERROR_IF(regen > blockMax, corruption_detected, "block larger than the frame allows");

@@ -215,14 +215,21 @@ size_t glyd_lzFindLazy2(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8
 /* Misses in a row, in log2, before the search step grows by one. */
 #define GLYD_LZ_SKIP_LOG 8
 
-/* Smallest index a match may start at, for a block ending at endIdx: the
- * history's start or the window's, whichever is later. (Blocks are never
- * larger than the window, so every position of the block is above it.) */
-GLYD_FORCE_INLINE uint32_t glyd_lzLowestIndex(const glyd_matchState* ms, uint32_t endIdx)
+/* Smallest index whose bytes a block starting at startIdx may read: the
+ * history's start, or one window before the block, whichever is later.
+ * (The caller keeps that much history in memory.) */
+GLYD_FORCE_INLINE uint32_t glyd_lzLowestIndex(const glyd_matchState* ms, uint32_t startIdx)
 {
     uint32_t const windowSize = 1u << ms->p.windowLog;
-    uint32_t const windowLow = endIdx > windowSize ? endIdx - windowSize : 0;
+    uint32_t const windowLow = startIdx > windowSize ? startIdx - windowSize : 0;
     return GLYD_MAX(ms->lowLimit, windowLow);
+}
+
+/* True when a match at matchIdx is usable from cur: readable, and no
+ * further than the window (the format's limit on offsets). */
+GLYD_FORCE_INLINE int glyd_lzInWindow(uint32_t matchIdx, uint32_t cur, uint32_t lowest, uint32_t windowSize)
+{
+    return matchIdx >= lowest && cur - matchIdx <= windowSize;
 }
 
 /* The multiplicative hash of the first mls (4..8) bytes of p, on hbits bits. */
@@ -287,7 +294,8 @@ typedef struct {
     glyd_seqDTable rle[3];
     const glyd_seqDTable* table[3];    /* in use: fresh, predef or rle; NULL before any */
     uint32_t rep[GLYD_REP_NUM];
-    uint8_t* litBuf;                   /* GLYD_BLOCKSIZE_MAX + GLYD_WILDCOPY_OVERLENGTH */
+    uint8_t* litBuf;                   /* litCap + GLYD_WILDCOPY_OVERLENGTH bytes */
+    size_t litCap;
     glyd_customMem mem;
 } glyd_lzDCtx;
 

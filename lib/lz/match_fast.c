@@ -14,7 +14,8 @@ GLYD_FORCE_INLINE size_t find_fast(glyd_matchState* ms, glyd_seqStore* ss, uint3
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
     const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
-    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(src - base));
+    uint32_t const windowSize = 1u << ms->p.windowLog;
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
@@ -34,7 +35,7 @@ GLYD_FORCE_INLINE size_t find_fast(glyd_matchState* ms, glyd_seqStore* ss, uint3
             mLength = glyd_count(ip + 5, ip + 5 - r0, iend) + 4;
             ip++;
             glyd_lzStoreMatch(ss, rep, anchor, (size_t)(ip - anchor), 1, mLength);
-        } else if (matchIdx >= lowest && glyd_read32(match) == glyd_read32(ip)) {
+        } else if (glyd_lzInWindow(matchIdx, cur, lowest, windowSize) && glyd_read32(match) == glyd_read32(ip)) {
             uint32_t const offset = cur - matchIdx;
             mLength = glyd_count(ip + 4, match + 4, iend) + 4;
             while (ip > anchor && match > lowPtr && ip[-1] == match[-1]) {
@@ -95,7 +96,8 @@ GLYD_FORCE_INLINE size_t find_dfast(glyd_matchState* ms, glyd_seqStore* ss, uint
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
     const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
-    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(src - base));
+    uint32_t const windowSize = 1u << ms->p.windowLog;
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
@@ -119,19 +121,20 @@ GLYD_FORCE_INLINE size_t find_dfast(glyd_matchState* ms, glyd_seqStore* ss, uint
             ip++;
             glyd_lzStoreMatch(ss, rep, anchor, (size_t)(ip - anchor), 1, mLength);
         } else {
-            if (idxL >= lowest && glyd_read64(matchL) == glyd_read64(ip)) {
+            if (glyd_lzInWindow(idxL, cur, lowest, windowSize) && glyd_read64(matchL) == glyd_read64(ip)) {
                 mLength = glyd_count(ip + 8, matchL + 8, iend) + 8;
                 offset = cur - idxL;
                 while (ip > anchor && matchL > lowPtr && ip[-1] == matchL[-1]) {
                     ip--; matchL--; mLength++;
                 }
-            } else if (idxS >= lowest && glyd_read32(matchS) == glyd_read32(ip)) {
+            } else if (glyd_lzInWindow(idxS, cur, lowest, windowSize) && glyd_read32(matchS) == glyd_read32(ip)) {
                 /* a short match: a long one may start one byte later */
                 size_t const hL1 = glyd_hashPtr(ip + 1, hlogL, 8);
                 uint32_t const idxL1 = longTable[hL1];
                 const uint8_t* matchL1 = base + idxL1;
                 longTable[hL1] = cur + 1;
-                if (idxL1 >= lowest && glyd_read64(matchL1) == glyd_read64(ip + 1)) {
+                if (glyd_lzInWindow(idxL1, cur + 1, lowest, windowSize) &&
+                    glyd_read64(matchL1) == glyd_read64(ip + 1)) {
                     mLength = glyd_count(ip + 9, matchL1 + 8, iend) + 8;
                     ip++;
                     offset = cur + 1 - idxL1;

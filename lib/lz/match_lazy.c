@@ -36,6 +36,7 @@ GLYD_FORCE_INLINE size_t hc_search(glyd_matchState* ms, const uint8_t* ip, const
     uint32_t const chainMask = chainSize - 1;
     const uint8_t* const base = ms->base;
     uint32_t const cur = (uint32_t)(ip - base);
+    uint32_t const windowSize = 1u << ms->p.windowLog;
     /* links older than one chain length may have been overwritten */
     uint32_t const minChain = cur > chainSize ? cur - chainSize : 0;
     unsigned attempts = 1u << ms->p.searchLog;
@@ -43,6 +44,8 @@ GLYD_FORCE_INLINE size_t hc_search(glyd_matchState* ms, const uint8_t* ip, const
     size_t best = mls - 1;
     uint32_t matchIdx = hc_insert(ms, ip, mls);
 
+    /* candidates come newest first: the first out of the window ends it */
+    if (cur > windowSize && lowest < cur - windowSize) lowest = cur - windowSize;
     while (matchIdx >= lowest && attempts--) {
         const uint8_t* const match = base + matchIdx;
         /* a candidate can only win if it matches at the current best length */
@@ -73,7 +76,7 @@ GLYD_FORCE_INLINE size_t find_lazy(glyd_matchState* ms, glyd_seqStore* ss, uint3
     const uint8_t* const base = ms->base;
     const uint8_t* const iend = src + srcSize;
     const uint8_t* const ilimit = iend - GLYD_LZ_TAIL;
-    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(iend - base));
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(src - base));
     const uint8_t* const lowPtr = base + lowest;
     const uint8_t* ip = src;
     const uint8_t* anchor = src;
