@@ -1043,6 +1043,25 @@ run "$GLYD" -dc --no-check small2.glyd; want_rc 0
 want "--no-check output differs" same "$CAP/out" "$D/small2"
 finish
 
+# --- progress -----------------------------------------------------------------
+
+begin "--progress shows percentage and speed on stderr; output still correct"
+fresh prog big
+run "$GLYD" -9 --progress -o big.glyd big; want_rc 0
+want_err "%"
+want_err "MB/s"
+run "$GLYD" -dc big.glyd; want_rc 0
+want "output of --progress run does not decode to the input" same "$CAP/out" "$D/big"
+finish
+
+begin "no progress when stderr is not a terminal (and with --no-progress)"
+fresh noprog big
+run "$GLYD" -9 -o big.glyd big; want_rc 0
+want_quiet
+run "$GLYD" -9 --no-progress -f -o big.glyd big; want_rc 0
+want_quiet
+finish
+
 cd "$W" || exit 1
 echo "# run time: $(($(date +%s) - start)) s"
 summary_and_exit
