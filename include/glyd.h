@@ -167,7 +167,9 @@ GLYD_API size_t glyd_getFrameInfo(glyd_frameInfo* info, const void* src, size_t 
 
 typedef void* (*glyd_allocFunction)(void* opaque, size_t size);
 typedef void  (*glyd_freeFunction)(void* opaque, void* address);
-/** Custom allocator. Both functions NULL means malloc/free. */
+/** Custom allocator. Both functions NULL means malloc/free. With worker
+ *  threads (glyd_c_nbWorkers, glyd_d_nbWorkers > 0) the functions are called
+ *  from those threads too, so they must be thread-safe. */
 typedef struct {
     glyd_allocFunction customAlloc;
     glyd_freeFunction  customFree;

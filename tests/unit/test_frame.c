@@ -1,6 +1,7 @@
 /* test_frame.c: the public API: one-shot and streaming round trips over the
  * corpus, edge cases, segments and random access, parameters, allocators,
  * and hostile input of every kind. */
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "../../lib/frame/frame.h"
@@ -367,24 +368,27 @@ TEST(hundred_mib_of_zeros_streamed)
     free(comp);
 }
 
-/* Counting allocator: tracks live bytes and the peak. */
-typedef struct { size_t live, peak, calls; } mem_stats;
+/* Counting allocator: tracks live bytes and the peak. Workers allocate
+ * from their threads, so the counters are atomic. */
+typedef struct { atomic_size_t live, peak, calls; } mem_stats;
 static void* count_alloc(void* opaque, size_t size)
 {
     mem_stats* const s = (mem_stats*)opaque;
     size_t* const p = (size_t*)malloc(size + 16);
+    size_t live, peak;
     if (!p) return NULL;
     p[0] = size;
-    s->live += size;
-    s->calls++;
-    if (s->live > s->peak) s->peak = s->live;
+    live = atomic_fetch_add(&s->live, size) + size;
+    atomic_fetch_add(&s->calls, 1);
+    peak = atomic_load(&s->peak);
+    while (live > peak && !atomic_compare_exchange_weak(&s->peak, &peak, live)) {}
     return (uint8_t*)p + 16;
 }
 static void count_free(void* opaque, void* address)
 {
     mem_stats* const s = (mem_stats*)opaque;
     size_t* const p = (size_t*)((uint8_t*)address - 16);
-    s->live -= p[0];
+    atomic_fetch_sub(&s->live, p[0]);
     free(p);
 }
 
