@@ -29,7 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     }
     data += 4;
     size -= 4;
-    cap = glyd_compressBound(size) + 64 * (size / 64 + 16); /* flushes add block headers */
+    /* each call may flush, ending a block (a 4-byte header) and, with
+     * workers, a segment (an 8-byte seek table entry) */
+    cap = glyd_compressBound(size) + (size / inStep + 2) * 16 + 1024;
     frame = (uint8_t*)malloc(cap);
     back = (uint8_t*)malloc(size + 1);
     while (inPos < size || rem != 0) {
