@@ -352,6 +352,68 @@ GLYD_API size_t glyd_writeSkippableFrame(void* dst, size_t dstCapacity,
 /** Returns non-zero when src starts with a skippable frame's magic number. */
 GLYD_API unsigned glyd_isSkippableFrame(const void* src, size_t srcSize);
 
+/* ------------------------------------------------------------------------ */
+/* Tensor codec                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Floating-point tensors, lossless: every bit of every element comes back,
+ * NaN payloads, infinities, subnormals and negative zeros included. An
+ * element's exponent (for bf16 and fp32; the high byte for fp16; the whole
+ * byte for fp8) is entropy-coded, the rest is stored as is. The blob format
+ * is specified in docs/FORMAT.md, "Tensor blobs". */
+typedef enum {
+    GLYD_DTYPE_BF16    = 1,
+    GLYD_DTYPE_F16     = 2,
+    GLYD_DTYPE_F32     = 3,
+    GLYD_DTYPE_F8_E4M3 = 4,
+    GLYD_DTYPE_F8_E5M2 = 5
+} glyd_dtype;
+
+typedef enum {
+    /* The entropy-coded layout, or the tensor stored as is if that is
+     * smaller (as for random bits). */
+    glyd_tensor_auto    = 0,
+    /* Huffman-coded symbols in units of whole rows: the smallest, for
+     * storage and transfer. */
+    glyd_tensor_entropy = 1,
+    /* 3-bit codes for the 7 most frequent symbols, escapes for the rest: a
+     * few tenths of a bit larger, decoded with SIMD shuffles, for weights
+     * held in memory while a model runs. */
+    glyd_tensor_fast    = 2
+} glyd_tensorLayout;
+
+/** Largest blob that nbElements of dtype can produce (0 if dtype is unknown). */
+GLYD_API size_t glyd_tensorCompressBound(size_t nbElements, glyd_dtype dtype);
+
+/** Compresses a tensor of nbElements elements of dtype (little-endian
+ *  values). rowLength: elements per row for a matrix (units of the blob then
+ *  hold whole rows), 0 for a vector or unknown. nbThreads: 0 or 1 = the
+ *  calling thread. Returns the blob's size, or an error. */
+GLYD_API size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_t nbElements,
+                                    glyd_dtype dtype, size_t rowLength, glyd_tensorLayout layout,
+                                    unsigned nbThreads);
+
+/** Decompresses a blob into dst and verifies its checksum. Returns the
+ *  number of bytes written (elements x element size), or an error. The
+ *  decoder never reads or writes out of bounds, whatever the blob. */
+GLYD_API size_t glyd_tensorDecompress(void* dst, size_t dstCapacity, const void* src, size_t srcSize,
+                                      unsigned nbThreads);
+
+typedef struct {
+    glyd_dtype dtype;
+    unsigned layout;                 /* 0 stored, 1 constant, 2 entropy-coded, 3 fast */
+    unsigned long long nbElements;
+    unsigned long long nbUnits;
+    unsigned unitSize;               /* elements per unit */
+    unsigned rowLength;
+    unsigned long long contentSize;  /* bytes once decompressed */
+    unsigned long long blobSize;
+} glyd_tensorInfo;
+
+/** Reads a blob's header into *info (structure checked, not the checksum).
+ *  Returns the blob's size or an error. */
+GLYD_API size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize);
+
 #ifdef __cplusplus
 }
 #endif

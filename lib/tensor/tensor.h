@@ -1,0 +1,96 @@
+/*
+ * tensor.h: lossless codecs for floating-point tensors (docs/FORMAT.md,
+ * "Tensor blobs"). Each element splits into an 8-bit symbol that carries
+ * most of the redundancy (the exponent, for bf16) and raw bytes that carry
+ * almost none (sign and mantissa). Symbols are entropy-coded in units of
+ * whole matrix rows, so that a unit can be decoded alone, by one thread, just
+ * before the rows it holds are used.
+ */
+#ifndef GLYD_TENSOR_H
+#define GLYD_TENSOR_H
+
+#include "../entropy/entropy.h"
+
+#define GLYD_TENSOR_MAGIC      0x54594C47U /* "GLYT" */
+#define GLYD_TENSOR_VERSION    1
+#define GLYD_TENSOR_HEADER     32
+#define GLYD_TENSOR_PAD        8          /* zero bytes after the symbol streams */
+#define GLYD_TENSOR_UNIT_MAX   (1u << 20) /* elements in one unit, at most */
+#define GLYD_TENSOR_FAST_CODES 7          /* the fast layout's direct codes; code 7 escapes */
+
+enum {
+    GLYD_TLAYOUT_STORED = 0,   /* the tensor's bytes as they are */
+    GLYD_TLAYOUT_CONSTANT = 1, /* every symbol equal: only raw planes */
+    GLYD_TLAYOUT_HUFFMAN = 2,  /* symbols Huffman-coded in units */
+    GLYD_TLAYOUT_FAST = 3      /* symbols in 3-bit codes with escapes */
+};
+
+/* How a dtype splits: bytes per element, and raw planes beside the symbol. */
+typedef struct {
+    unsigned elemSize;
+    unsigned nbPlanes;
+} glyd_dtypeShape;
+
+int glyd_dtypeShapeOf(unsigned dtype, glyd_dtypeShape* shape);
+
+/* Splits n elements into symbols and raw planes (planes[k] has n bytes). */
+void glyd_tensorSplit(unsigned dtype, const void* src, size_t n, uint8_t* symbols, uint8_t* const* planes);
+/* The inverse: joins symbols and planes back into elements. */
+void glyd_tensorJoin(unsigned dtype, void* dst, size_t n, const uint8_t* symbols, const uint8_t* const* planes);
+
+/* A parsed, validated blob; pointers refer into the blob's memory. */
+typedef struct {
+    unsigned dtype;
+    unsigned layout;
+    glyd_dtypeShape shape;
+    uint64_t nbElements;
+    uint32_t unitSize;
+    uint32_t rowLength;
+    uint64_t nbUnits;
+    uint64_t checksum;
+    /* huffman */
+    glyd_hufDTable huf;
+    const uint8_t* unitEnds;   /* nbUnits little-endian u32: end of each unit's stream */
+    const uint8_t* streams;
+    uint64_t streamBytes;
+    /* constant */
+    uint8_t constSymbol;
+    /* fast */
+    uint8_t fastSymbols[GLYD_TENSOR_FAST_CODES];
+    const uint8_t* escapeEnds; /* nbUnits little-endian u32: escapes up to each unit's end */
+    const uint8_t* codePlanes; /* 3 x u32 per group of 32 elements */
+    const uint8_t* escapes;
+    /* stored */
+    const uint8_t* stored;
+    const uint8_t* planes[3];
+    size_t blobSize;
+} glyd_tensorView;
+
+/* Parses and checks a blob's structure (not its checksum). */
+size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize);
+
+/* Multi-symbol decoding table of a Huffman layout: each entry decodes up to
+ * four symbols from the next maxBits bits. */
+typedef struct {
+    unsigned maxBits;
+    uint64_t entry[1 << GLYD_HUF_MAX_BITS]; /* symbols in bytes 0-3, count byte 4, bits byte 5 */
+} glyd_tensorDTable;
+
+void glyd_tensorBuildDTable(glyd_tensorDTable* t, const glyd_hufDTable* huf);
+
+/* Decodes the symbols of units [first, first + count) into symbols[]
+ * (the units' elements, with 4 bytes of slack after them). */
+size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
+                                uint64_t count, uint8_t* symbols);
+
+/* Decodes units [first, first + count) into elements at dst. scratch holds
+ * two units of symbols plus slack (glyd_tensorScratchSize). */
+size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
+                              uint64_t count, void* dst, uint8_t* scratch);
+size_t glyd_tensorScratchSize(const glyd_tensorView* v);
+
+/* The unit size the encoder picks: whole rows of about 4096 elements, or an
+ * even split of a longer row. */
+uint32_t glyd_tensorUnitSize(uint64_t nbElements, uint64_t rowLength);
+
+#endif /* GLYD_TENSOR_H */

@@ -1,0 +1,401 @@
+/*
+ * tensor_dec.c: parsing and decoding of tensor blobs. Every size and offset
+ * of a blob is checked against the blob before use, so that hostile blobs
+ * fail cleanly. Huffman units decode through a table that yields up to four
+ * symbols per lookup (exponents average under 3 bits, so an 11-bit window
+ * usually holds three or four of them).
+ */
+#include <stdlib.h>
+
+#include "tensor.h"
+
+/* ------------------------------------------------------------------------ */
+/* Parsing                                                                  */
+/* ------------------------------------------------------------------------ */
+
+size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
+{
+    const uint8_t* const in = (const uint8_t*)src;
+    size_t pos = GLYD_TENSOR_HEADER, planeBytes;
+    unsigned k;
+    memset(v, 0, sizeof(*v));
+    RETURN_ERROR_IF(srcSize < GLYD_TENSOR_HEADER, srcSize_truncated, "tensor header");
+    RETURN_ERROR_IF(glyd_read32(in) != GLYD_TENSOR_MAGIC, prefix_unknown, "not a tensor blob");
+    RETURN_ERROR_IF(in[4] != GLYD_TENSOR_VERSION, version_unsupported, "tensor blob version");
+    RETURN_ERROR_IF(in[7] != 0, frameParameter_unsupported, "reserved byte");
+    v->dtype = in[5];
+    v->layout = in[6];
+    RETURN_ERROR_IF(!glyd_dtypeShapeOf(v->dtype, &v->shape), frameParameter_unsupported, "dtype");
+    RETURN_ERROR_IF(v->layout > GLYD_TLAYOUT_FAST, frameParameter_unsupported, "layout");
+    v->nbElements = glyd_read64(in + 8);
+    v->unitSize = glyd_read32(in + 16);
+    v->rowLength = glyd_read32(in + 20);
+    v->checksum = glyd_read64(in + 24);
+    RETURN_ERROR_IF(v->nbElements > (SIZE_MAX >> 3), frameParameter_unsupported, "element count");
+    RETURN_ERROR_IF(v->unitSize == 0 || v->unitSize > GLYD_TENSOR_UNIT_MAX, corruption_detected, "unit size");
+    v->nbUnits = (v->nbElements + v->unitSize - 1) / v->unitSize;
+
+    if (v->layout == GLYD_TLAYOUT_STORED) {
+        size_t const bytes = (size_t)v->nbElements * v->shape.elemSize;
+        RETURN_ERROR_IF(srcSize - pos < bytes, srcSize_truncated, "stored tensor");
+        v->stored = in + pos;
+        v->blobSize = pos + bytes;
+        return v->blobSize;
+    }
+    RETURN_ERROR_IF(v->nbElements == 0, corruption_detected, "coded layout of an empty tensor");
+
+    switch (v->layout) {
+    case GLYD_TLAYOUT_CONSTANT:
+        RETURN_ERROR_IF(srcSize - pos < 1, srcSize_truncated, "constant symbol");
+        v->constSymbol = in[pos++];
+        break;
+    case GLYD_TLAYOUT_HUFFMAN: {
+        size_t const t = glyd_hufReadDTable(&v->huf, in + pos, srcSize - pos);
+        FORWARD_IF_ERROR(t);
+        pos += t;
+        break;
+    }
+    default: /* fast */
+        RETURN_ERROR_IF(srcSize - pos < 1 + GLYD_TENSOR_FAST_CODES, srcSize_truncated, "fast codes");
+        RETURN_ERROR_IF(in[pos] != GLYD_TENSOR_FAST_CODES, corruption_detected, "fast code count");
+        memcpy(v->fastSymbols, in + pos + 1, GLYD_TENSOR_FAST_CODES);
+        pos += 1 + GLYD_TENSOR_FAST_CODES;
+        break;
+    }
+
+    planeBytes = (size_t)v->nbElements * v->shape.nbPlanes;
+    RETURN_ERROR_IF(srcSize - pos < planeBytes, srcSize_truncated, "planes");
+    for (k = 0; k < v->shape.nbPlanes; k++) v->planes[k] = in + pos + k * (size_t)v->nbElements;
+    pos += planeBytes;
+    if (v->layout == GLYD_TLAYOUT_CONSTANT) {
+        v->blobSize = pos;
+        return pos;
+    }
+
+    RETURN_ERROR_IF((srcSize - pos) / 4 < v->nbUnits, srcSize_truncated, "unit table");
+    {
+        const uint8_t* const ends = in + pos;
+        uint32_t prev = 0;
+        uint64_t u;
+        pos += 4 * (size_t)v->nbUnits;
+        for (u = 0; u < v->nbUnits; u++) {
+            uint32_t const e = glyd_read32(ends + 4 * u);
+            uint64_t const len = GLYD_MIN((uint64_t)v->unitSize, v->nbElements - u * v->unitSize);
+            RETURN_ERROR_IF(e < prev, corruption_detected, "unit table not increasing");
+            if (v->layout == GLYD_TLAYOUT_HUFFMAN) {
+                /* codes are 1 to 11 bits long */
+                RETURN_ERROR_IF(e - prev < (len + 7) / 8 || e - prev > (len * GLYD_HUF_MAX_BITS + 7) / 8,
+                                corruption_detected, "unit size impossible for its symbols");
+            } else {
+                RETURN_ERROR_IF(e - prev > len, corruption_detected, "more escapes than symbols");
+            }
+            prev = e;
+        }
+        if (v->layout == GLYD_TLAYOUT_HUFFMAN) {
+            v->unitEnds = ends;
+            v->streamBytes = prev;
+            RETURN_ERROR_IF(srcSize - pos < v->streamBytes + GLYD_TENSOR_PAD, srcSize_truncated, "streams");
+            v->streams = in + pos;
+            pos += (size_t)v->streamBytes + GLYD_TENSOR_PAD;
+        } else {
+            size_t const codeBytes = 12 * (size_t)((v->nbElements + 31) / 32);
+            v->escapeEnds = ends;
+            RETURN_ERROR_IF(srcSize - pos < codeBytes, srcSize_truncated, "code planes");
+            v->codePlanes = in + pos;
+            pos += codeBytes;
+            RETURN_ERROR_IF(srcSize - pos < prev, srcSize_truncated, "escapes");
+            v->escapes = in + pos;
+            pos += prev;
+        }
+    }
+    v->blobSize = pos;
+    return pos;
+}
+
+size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize)
+{
+    glyd_tensorView v;
+    size_t const r = glyd_tensorOpen(&v, src, srcSize);
+    memset(info, 0, sizeof(*info));
+    FORWARD_IF_ERROR(r);
+    info->dtype = (glyd_dtype)v.dtype;
+    info->layout = v.layout;
+    info->nbElements = v.nbElements;
+    info->nbUnits = v.nbUnits;
+    info->unitSize = v.unitSize;
+    info->rowLength = v.rowLength;
+    info->contentSize = v.nbElements * v.shape.elemSize;
+    info->blobSize = r;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Symbols                                                                  */
+/* ------------------------------------------------------------------------ */
+
+void glyd_tensorBuildDTable(glyd_tensorDTable* t, const glyd_hufDTable* huf)
+{
+    unsigned const mb = huf->maxBits;
+    uint32_t const mask = (1u << mb) - 1;
+    uint32_t idx;
+    t->maxBits = mb;
+    for (idx = 0; idx <= mask; idx++) {
+        uint64_t e = 0;
+        unsigned used = 0, count = 0;
+        while (count < 4) {
+            /* the codes that start later lie wholly inside the window, or
+             * are left for the next lookup */
+            uint16_t const d = huf->entry[(idx << used) & mask];
+            unsigned const len = d >> 8;
+            if (used + len > mb) break;
+            e |= (uint64_t)(d & 0xFF) << (8 * count);
+            count++;
+            used += len;
+        }
+        t->entry[idx] = e | ((uint64_t)count << 32) | ((uint64_t)used << 40);
+    }
+}
+
+GLYD_FORCE_INLINE uint64_t read_be64(const uint8_t* p) { return __builtin_bswap64(glyd_read64(p)); }
+
+/* A unit's stream being decoded: its next bit, and where symbols go. */
+typedef struct {
+    const uint8_t* src;
+    uint64_t bit;
+    uint64_t endBits;
+    size_t len;
+    uint8_t* op;
+    uint8_t* oend;
+} unit_state;
+
+/* One load feeds five lookups (5 x 11 bits <= the 57 bits a shifted load
+ * guarantees), each writing up to four symbols: the loads leave the
+ * dependency chain, which is then shift, lookup, shift. Requires 20 free
+ * symbol slots, so that every symbol decoded belongs to the unit. */
+GLYD_FORCE_INLINE void unit_step5(unit_state* s, const glyd_tensorDTable* t)
+{
+    unsigned const mb = t->maxBits;
+    uint64_t w = read_be64(s->src + (s->bit >> 3)) << (s->bit & 7);
+    unsigned used = 0, k;
+    for (k = 0; k < 5; k++) {
+        uint64_t const e = t->entry[w >> (64 - mb)];
+        unsigned const b = (unsigned)(e >> 40) & 0xFF;
+        glyd_write32(s->op, (uint32_t)e);
+        s->op += (e >> 32) & 0xFF;
+        w <<= b;
+        used += b;
+    }
+    s->bit += used;
+}
+
+GLYD_FORCE_INLINE int unit_room(const unit_state* s)
+{
+    return s->oend - s->op >= 20 && s->bit < s->endBits;
+}
+
+/* Finishes a unit one lookup at a time; checks it used its stream exactly. */
+static size_t unit_finish(unit_state* s, const glyd_tensorDTable* t, const glyd_hufDTable* h)
+{
+    unsigned const mb = t->maxBits;
+    while (unit_room(s)) unit_step5(s, t);
+    while (s->oend - s->op >= 4 && s->bit < s->endBits) {
+        uint64_t const w = read_be64(s->src + (s->bit >> 3)) << (s->bit & 7);
+        uint64_t const e = t->entry[w >> (64 - mb)];
+        glyd_write32(s->op, (uint32_t)e);
+        s->op += (e >> 32) & 0xFF;
+        s->bit += (e >> 40) & 0xFF;
+    }
+    while (s->op < s->oend && s->bit < s->endBits) {
+        uint64_t const w = read_be64(s->src + (s->bit >> 3)) << (s->bit & 7);
+        uint16_t const d = h->entry[w >> (64 - mb)];
+        *s->op++ = (uint8_t)d;
+        s->bit += d >> 8;
+    }
+    RETURN_ERROR_IF(s->op != s->oend || (s->bit + 7) / 8 != s->len, corruption_detected,
+                    "unit stream size mismatch");
+    return 0;
+}
+
+/* Unit u's stream; its bytes are followed by at least 8 readable ones. */
+static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint8_t* out)
+{
+    uint32_t const start = u ? glyd_read32(v->unitEnds + 4 * (u - 1)) : 0;
+    uint32_t const end = glyd_read32(v->unitEnds + 4 * u);
+    uint64_t const a = u * v->unitSize;
+    s->src = v->streams + start;
+    s->len = end - start;
+    s->bit = 0;
+    s->endBits = (uint64_t)s->len * 8;
+    s->op = out;
+    s->oend = out + GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
+}
+
+/* The fast layout: codes from bit planes, escapes in order. */
+static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
+                                uint64_t escEnd, uint8_t* out)
+{
+    uint64_t i, esc = escStart;
+    for (i = a; i < b; i++) {
+        const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
+        unsigned const bit = (unsigned)(i & 31);
+        unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
+                           (((glyd_read32(g + 8) >> bit) & 1) << 2);
+        if (c < GLYD_TENSOR_FAST_CODES) {
+            out[i - a] = v->fastSymbols[c];
+        } else {
+            RETURN_ERROR_IF(esc >= escEnd, corruption_detected, "escape beyond the unit's escapes");
+            out[i - a] = v->escapes[esc++];
+        }
+    }
+    RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
+    return (size_t)(b - a);
+}
+
+size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
+                                uint64_t count, uint8_t* symbols)
+{
+    uint64_t u;
+    uint8_t* op = symbols;
+    RETURN_ERROR_IF(first > v->nbUnits || count > v->nbUnits - first, parameter_outOfBound, "units");
+    for (u = first; u < first + count; u++) {
+        uint64_t const a = u * v->unitSize;
+        size_t const n = (size_t)GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
+        switch (v->layout) {
+        case GLYD_TLAYOUT_CONSTANT:
+            memset(op, v->constSymbol, n);
+            break;
+        case GLYD_TLAYOUT_HUFFMAN: {
+            unit_state s0;
+            unit_start(&s0, v, u, op);
+            if (u + 1 < first + count) {
+                /* two units in lockstep: two independent dependency chains */
+                unit_state s1;
+                unit_start(&s1, v, u + 1, op + n);
+                while (unit_room(&s0) && unit_room(&s1)) {
+                    unit_step5(&s0, t);
+                    unit_step5(&s1, t);
+                }
+                FORWARD_IF_ERROR(unit_finish(&s1, t, &v->huf));
+                op += s1.oend - (op + n);
+                u++;
+            }
+            FORWARD_IF_ERROR(unit_finish(&s0, t, &v->huf));
+            break;
+        }
+        case GLYD_TLAYOUT_FAST: {
+            uint32_t const start = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
+            uint32_t const end = glyd_read32(v->escapeEnds + 4 * u);
+            FORWARD_IF_ERROR(decode_fast_range(v, a, a + n, start, end, op));
+            break;
+        }
+        default:
+            RETURN_ERROR(GENERIC, "stored tensors have no symbols");
+        }
+        op += n;
+    }
+    return (size_t)(op - symbols);
+}
+
+size_t glyd_tensorScratchSize(const glyd_tensorView* v)
+{
+    /* two units' symbols, and the slack of 4-byte stores */
+    return 2 * (size_t)GLYD_MIN((uint64_t)v->unitSize, GLYD_MAX(v->nbElements, (uint64_t)1)) + 8;
+}
+
+size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
+                              uint64_t count, void* dst, uint8_t* scratch)
+{
+    uint8_t* const out = (uint8_t*)dst;
+    uint64_t u;
+    RETURN_ERROR_IF(first > v->nbUnits || count > v->nbUnits - first, parameter_outOfBound, "units");
+    if (v->layout == GLYD_TLAYOUT_STORED) {
+        uint64_t const a = first * v->unitSize;
+        uint64_t const b = GLYD_MIN((first + count) * v->unitSize, v->nbElements);
+        memcpy(out, v->stored + a * v->shape.elemSize, (size_t)(b - a) * v->shape.elemSize);
+        return (size_t)(b - a) * v->shape.elemSize;
+    }
+    for (u = first; u < first + count; u += 2) {
+        /* two units at a time, as glyd_tensorDecodeSymbols decodes best */
+        uint64_t const nbu = GLYD_MIN((uint64_t)2, first + count - u);
+        uint64_t const a = u * v->unitSize;
+        size_t const n = (size_t)(GLYD_MIN((u + nbu) * v->unitSize, v->nbElements) - a);
+        const uint8_t* planes[3];
+        unsigned k;
+        FORWARD_IF_ERROR(glyd_tensorDecodeSymbols(v, t, u, nbu, scratch));
+        for (k = 0; k < v->shape.nbPlanes; k++) planes[k] = v->planes[k] + a;
+        glyd_tensorJoin(v->dtype, out + (a - first * v->unitSize) * v->shape.elemSize, n, scratch, planes);
+    }
+    return (size_t)(GLYD_MIN((first + count) * v->unitSize, v->nbElements) - first * v->unitSize) *
+           v->shape.elemSize;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Whole tensor                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const glyd_tensorView* v;
+    const glyd_tensorDTable* t;
+    uint8_t* dst;
+    uint64_t first, count;
+    size_t result;
+} dec_job;
+
+static void dec_job_run(void* arg)
+{
+    dec_job* const j = (dec_job*)arg;
+    uint8_t* const scratch = (uint8_t*)malloc(glyd_tensorScratchSize(j->v));
+    if (!scratch) { j->result = GLYD_ERROR(memory_allocation); return; }
+    j->result = glyd_tensorDecodeUnits(j->v, j->t, j->first, j->count,
+                                       j->dst + j->first * j->v->unitSize * j->v->shape.elemSize, scratch);
+    free(scratch);
+}
+
+size_t glyd_tensorDecompress(void* dst, size_t dstCapacity, const void* src, size_t srcSize,
+                             unsigned nbThreads)
+{
+    glyd_tensorView v;
+    glyd_tensorDTable* t = NULL;
+    size_t bytes, r = 0;
+    unsigned nbJobs, k;
+    dec_job* jobs;
+    RETURN_ERROR_IF(src == NULL, GENERIC, "src is NULL");
+    FORWARD_IF_ERROR(glyd_tensorOpen(&v, src, srcSize));
+    RETURN_ERROR_IF(v.blobSize != srcSize, corruption_detected, "bytes after the blob");
+    bytes = (size_t)v.nbElements * v.shape.elemSize;
+    RETURN_ERROR_IF(bytes > dstCapacity, dstSize_tooSmall, "destination");
+    RETURN_ERROR_IF(dst == NULL && bytes > 0, dstBuffer_null, "dst");
+    if (v.layout == GLYD_TLAYOUT_HUFFMAN) {
+        t = (glyd_tensorDTable*)malloc(sizeof(*t));
+        RETURN_ERROR_IF(t == NULL, memory_allocation, "decoding table");
+        glyd_tensorBuildDTable(t, &v.huf);
+    }
+    nbJobs = nbThreads > 1 ? (unsigned)GLYD_MIN((uint64_t)nbThreads * 4, GLYD_MAX(v.nbUnits, (uint64_t)1)) : 1;
+    jobs = (dec_job*)calloc(nbJobs, sizeof(dec_job));
+    if (!jobs) { free(t); RETURN_ERROR(memory_allocation, "jobs"); }
+    for (k = 0; k < nbJobs; k++) {
+        jobs[k].v = &v;
+        jobs[k].t = t;
+        jobs[k].dst = (uint8_t*)dst;
+        jobs[k].first = v.nbUnits * k / nbJobs;
+        jobs[k].count = v.nbUnits * (k + 1) / nbJobs - jobs[k].first;
+    }
+    if (nbJobs > 1) {
+        glyd_pool* const pool = glyd_poolCreate(GLYD_MIN(nbThreads, nbJobs), glyd_defaultCMem);
+        if (!pool) {
+            r = GLYD_ERROR(threads_unavailable);
+        } else {
+            for (k = 0; k < nbJobs; k++) glyd_poolAdd(pool, dec_job_run, &jobs[k]);
+            glyd_poolFree(pool); /* waits for every job */
+        }
+    } else {
+        dec_job_run(&jobs[0]);
+    }
+    for (k = 0; k < nbJobs && !GLYD_IS_ERROR(r); k++)
+        if (GLYD_IS_ERROR(jobs[k].result)) r = jobs[k].result;
+    free(jobs);
+    free(t);
+    FORWARD_IF_ERROR(r);
+    RETURN_ERROR_IF(XXH64(dst, bytes, 0) != v.checksum, checksum_wrong, "tensor checksum");
+    return bytes;
+}

@@ -1,0 +1,307 @@
+/* test_tensor.c: the tensor codec: every bit pattern of every dtype, odd
+ * shapes, layouts, threads, unit-level decoding, and hostile blobs. */
+#include <stdlib.h>
+
+#include "../../lib/tensor/tensor.h"
+#include "harness.h"
+
+static const glyd_tensorLayout kLayouts[] = { glyd_tensor_auto, glyd_tensor_entropy, glyd_tensor_fast };
+
+/* Compresses and decompresses; 1 if the bytes come back exactly. */
+static int tensor_round_trip(const void* src, size_t n, glyd_dtype dtype, size_t row,
+                             glyd_tensorLayout layout, unsigned threads, size_t* blobSize)
+{
+    glyd_dtypeShape shape;
+    size_t const cap = glyd_tensorCompressBound(n, dtype);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    uint8_t* back;
+    size_t c, d;
+    int ok;
+    glyd_dtypeShapeOf((unsigned)dtype, &shape);
+    back = (uint8_t*)malloc(n * shape.elemSize + 1);
+    c = glyd_tensorCompress(blob, cap, src, n, dtype, row, layout, threads);
+    if (glyd_isError(c)) {
+        fprintf(stderr, "    compress: %s\n", glyd_getErrorName(c));
+        free(blob);
+        free(back);
+        return 0;
+    }
+    d = glyd_tensorDecompress(back, n * shape.elemSize, blob, c, threads);
+    ok = !glyd_isError(d) && d == n * shape.elemSize && (d == 0 || memcmp(back, src, d) == 0);
+    if (glyd_isError(d)) fprintf(stderr, "    decompress: %s\n", glyd_getErrorName(d));
+    if (blobSize) *blobSize = c;
+    free(blob);
+    free(back);
+    return ok;
+}
+
+TEST(tensor_every_16bit_pattern)
+{
+    /* all 65536 values, as bf16 and as fp16, in an order that mixes them */
+    uint16_t* const v = (uint16_t*)malloc(65536 * 2);
+    size_t i, l;
+    for (i = 0; i < 65536; i++) v[i] = (uint16_t)(i * 40503u);
+    for (l = 0; l < 3; l++) {
+        CHECK(tensor_round_trip(v, 65536, GLYD_DTYPE_BF16, 256, kLayouts[l], 1, NULL));
+        CHECK(tensor_round_trip(v, 65536, GLYD_DTYPE_F16, 256, kLayouts[l], 1, NULL));
+    }
+    free(v);
+}
+
+TEST(tensor_special_values_fp32)
+{
+    static const uint32_t specials[] = {
+        0x00000000, 0x80000000,             /* +0, -0 */
+        0x7F800000, 0xFF800000,             /* +inf, -inf */
+        0x7FC00000, 0xFFC00001, 0x7F800001, 0x7FBFFFFF, /* quiet and signalling NaNs, payloads */
+        0x00000001, 0x007FFFFF, 0x80000001, /* subnormals */
+        0x00800000, 0x7F7FFFFF, 0x3F800000, 0xBF800000 };
+    uint32_t v[4096];
+    test_rng r = { 77 };
+    size_t i, l;
+    for (i = 0; i < 4096; i++)
+        v[i] = (i % 3 == 0) ? specials[(i / 3) % 15] : (uint32_t)rng_next(&r);
+    for (l = 0; l < 3; l++) CHECK(tensor_round_trip(v, 4096, GLYD_DTYPE_F32, 64, kLayouts[l], 1, NULL));
+}
+
+TEST(tensor_bf16_specials)
+{
+    static const uint16_t specials[] = { 0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81,
+                                         0x0001, 0x807F, 0x0080, 0x7F7F, 0x3F80 };
+    uint16_t v[3000];
+    size_t i, l;
+    for (i = 0; i < 3000; i++) v[i] = specials[i % 12];
+    for (l = 0; l < 3; l++) CHECK(tensor_round_trip(v, 3000, GLYD_DTYPE_BF16, 0, kLayouts[l], 1, NULL));
+}
+
+TEST(tensor_fp8_every_byte)
+{
+    uint8_t v[256 * 40];
+    size_t i, l;
+    for (i = 0; i < sizeof v; i++) v[i] = (uint8_t)(i * 97);
+    for (l = 0; l < 3; l++) {
+        CHECK(tensor_round_trip(v, sizeof v, GLYD_DTYPE_F8_E4M3, 128, kLayouts[l], 1, NULL));
+        CHECK(tensor_round_trip(v, sizeof v, GLYD_DTYPE_F8_E5M2, 0, kLayouts[l], 1, NULL));
+    }
+}
+
+TEST(tensor_empty_single_and_odd_shapes)
+{
+    static const size_t rows[] = { 0, 1, 3, 31, 32, 33, 172, 4095, 4096, 4097, 8192, 10007, 14336, 65537 };
+    uint16_t* const v = (uint16_t*)malloc(300000 * 2);
+    test_rng r = { 9 };
+    size_t i, k, l;
+    uint16_t one = 0x3F80;
+    /* a realistic spread of exponents */
+    for (i = 0; i < 300000; i++) {
+        uint64_t const x = rng_next(&r);
+        v[i] = (uint16_t)(((x & 1) << 15) | ((118 + (x >> 8) % 7 - ((x >> 20) % 5 == 0 ? 10 : 0)) << 7) | ((x >> 40) & 0x7F));
+    }
+    for (l = 0; l < 3; l++) {
+        CHECK(tensor_round_trip(NULL, 0, GLYD_DTYPE_BF16, 0, kLayouts[l], 1, NULL));
+        CHECK(tensor_round_trip(&one, 1, GLYD_DTYPE_BF16, 1, kLayouts[l], 1, NULL));
+        for (k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+            size_t const row = rows[k];
+            size_t const n = row ? row * (300000 / row > 7 ? 7 : 300000 / row) : 12345;
+            int const ok = tensor_round_trip(v, n, GLYD_DTYPE_BF16, row, kLayouts[l], 1, NULL);
+            if (!ok) fprintf(stderr, "    row %zu, layout %d\n", row, (int)kLayouts[l]);
+            CHECK(ok);
+        }
+    }
+    free(v);
+}
+
+TEST(tensor_constant_and_random)
+{
+    uint16_t v[5000];
+    uint8_t r8[5000];
+    size_t i, size;
+    test_rng r = { 3 };
+    /* one exponent everywhere: only the planes are stored */
+    for (i = 0; i < 5000; i++) v[i] = (uint16_t)(0x3F80 | (i & 0x7F) | ((i & 1) << 15));
+    CHECK(tensor_round_trip(v, 5000, GLYD_DTYPE_BF16, 100, glyd_tensor_auto, 1, &size));
+    CHECK(size < 5000 + 64);
+    memset(r8, 0x3C, sizeof r8);
+    CHECK(tensor_round_trip(r8, 5000, GLYD_DTYPE_F8_E4M3, 0, glyd_tensor_auto, 1, &size));
+    CHECK(size < 64);
+    /* random bits: auto stores them, within the header's cost */
+    rng_fill(&r, (uint8_t*)v, sizeof v);
+    CHECK(tensor_round_trip(v, 5000, GLYD_DTYPE_BF16, 100, glyd_tensor_auto, 1, &size));
+    CHECK(size == GLYD_TENSOR_HEADER + sizeof v);
+}
+
+/* A bf16 copy of the stories260K fixture's tensors, concatenated. */
+static uint8_t* fixture_bf16(size_t* nbElements)
+{
+    char path[1024];
+    size_t size;
+    uint8_t* data;
+    uint64_t hdr;
+    snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir());
+    data = read_file(path, &size);
+    if (!data) return NULL;
+    hdr = glyd_read64(data);
+    *nbElements = (size - 8 - (size_t)hdr) / 2;
+    memmove(data, data + 8 + hdr, *nbElements * 2);
+    return data;
+}
+
+TEST(tensor_real_weights_all_layouts)
+{
+    size_t n, sizes[3], l;
+    uint8_t* const w = fixture_bf16(&n);
+    if (!w) return;
+    for (l = 0; l < 3; l++) CHECK(tensor_round_trip(w, n, GLYD_DTYPE_BF16, 64, kLayouts[l], 1, &sizes[l]));
+    /* trained weights: the exponents code in well under 3 bits */
+    CHECK(sizes[1] * 8.0 / (double)n < 11.0);
+    CHECK(sizes[2] * 8.0 / (double)n < 11.6);
+    CHECK(sizes[1] < sizes[2]);
+    free(w);
+}
+
+TEST(tensor_threads_give_the_same_blob)
+{
+    size_t n, l;
+    uint8_t* const w = fixture_bf16(&n);
+    if (!w) return;
+    for (l = 1; l < 3; l++) {
+        size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+        uint8_t* const a = (uint8_t*)malloc(cap);
+        uint8_t* const b = (uint8_t*)malloc(cap);
+        size_t const ca = glyd_tensorCompress(a, cap, w, n, GLYD_DTYPE_BF16, 64, kLayouts[l], 1);
+        size_t const cb = glyd_tensorCompress(b, cap, w, n, GLYD_DTYPE_BF16, 64, kLayouts[l], 4);
+        CHECK_OK(ca);
+        CHECK(ca == cb && memcmp(a, b, ca) == 0);
+        CHECK(tensor_round_trip(w, n, GLYD_DTYPE_BF16, 64, kLayouts[l], 3, NULL));
+        free(a);
+        free(b);
+    }
+    free(w);
+}
+
+TEST(tensor_units_decode_alone)
+{
+    /* any run of units decodes to its slice of the tensor */
+    size_t n, c, l;
+    uint8_t* const w = fixture_bf16(&n);
+    test_rng r = { 12 };
+    if (!w) return;
+    for (l = 1; l < 3; l++) {
+        size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+        uint8_t* const blob = (uint8_t*)malloc(cap);
+        glyd_tensorView v;
+        glyd_tensorDTable* const t = (glyd_tensorDTable*)malloc(sizeof(glyd_tensorDTable));
+        uint8_t* scratch;
+        uint8_t* out = (uint8_t*)malloc(n * 2);
+        int i, ok = 1;
+        c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 64, kLayouts[l], 1);
+        CHECK(glyd_tensorOpen(&v, blob, c) == c);
+        CHECK(v.unitSize % 64 == 0 && v.nbUnits > 10);
+        if (v.layout == GLYD_TLAYOUT_HUFFMAN) glyd_tensorBuildDTable(t, &v.huf);
+        scratch = (uint8_t*)malloc(glyd_tensorScratchSize(&v));
+        for (i = 0; i < 50; i++) {
+            uint64_t const first = rng_next(&r) % v.nbUnits;
+            uint64_t const count = 1 + rng_next(&r) % (v.nbUnits - first);
+            size_t const got = glyd_tensorDecodeUnits(&v, t, first, count, out, scratch);
+            size_t const a = (size_t)(first * v.unitSize * 2);
+            if (glyd_isError(got) || memcmp(out, w + a, got) != 0) ok = 0;
+            if (!glyd_isError(got) && got != (size_t)(GLYD_MIN((first + count) * v.unitSize, v.nbElements) -
+                                                       first * v.unitSize) * 2)
+                ok = 0;
+        }
+        CHECK(ok);
+        free(blob);
+        free(t);
+        free(scratch);
+        free(out);
+    }
+    free(w);
+}
+
+TEST(tensor_info_and_errors)
+{
+    uint16_t v[1000];
+    uint8_t blob[4096];
+    glyd_tensorInfo info;
+    size_t c, i;
+    for (i = 0; i < 1000; i++) v[i] = (uint16_t)(0x3C00 + (i % 200));
+    c = glyd_tensorCompress(blob, sizeof blob, v, 1000, GLYD_DTYPE_BF16, 100, glyd_tensor_entropy, 1);
+    CHECK_OK(c);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c);
+    CHECK(info.dtype == GLYD_DTYPE_BF16 && info.nbElements == 1000 && info.layout == GLYD_TLAYOUT_HUFFMAN);
+    CHECK(info.contentSize == 2000 && info.blobSize == c && info.unitSize % 100 == 0);
+    CHECK_ERR(glyd_tensorCompress(blob, sizeof blob, v, 1000, (glyd_dtype)9, 0, glyd_tensor_auto, 1),
+              GLYD_error_parameter_outOfBound);
+    CHECK_ERR(glyd_tensorCompress(blob, 40, v, 1000, GLYD_DTYPE_BF16, 0, glyd_tensor_auto, 1),
+              GLYD_error_dstSize_tooSmall);
+    CHECK_ERR(glyd_tensorDecompress(v, 1999, blob, c, 1), GLYD_error_dstSize_tooSmall);
+    CHECK_ERR(glyd_tensorDecompress(v, 2000, blob, c + 1, 1), GLYD_error_corruption_detected);
+    blob[24] ^= 1; /* the checksum */
+    CHECK_ERR(glyd_tensorDecompress(v, 2000, blob, c, 1), GLYD_error_checksum_wrong);
+    CHECK_ERR(glyd_tensorDecompress(v, 2000, "GLYT", 4, 1), GLYD_error_srcSize_truncated);
+    CHECK(glyd_tensorCompressBound(10, (glyd_dtype)0) == 0);
+}
+
+/* Decodes hostile bytes; 1 if the result is an error or the original. */
+static int tensor_survives(const uint8_t* blob, size_t size, const uint8_t* orig, size_t bytes)
+{
+    uint8_t* const out = (uint8_t*)malloc(bytes + 64);
+    size_t const r = glyd_tensorDecompress(out, bytes + 64, blob, size, 1);
+    int const ok = glyd_isError(r) || (r == bytes && memcmp(out, orig, bytes) == 0);
+    glyd_tensorInfo info;
+    (void)glyd_getTensorInfo(&info, blob, size);
+    free(out);
+    return ok;
+}
+
+TEST(tensor_hostile_blobs)
+{
+    uint16_t v[700];
+    size_t i, l;
+    int ok = 1, caught = 0, flips = 0;
+    test_rng r = { 5 };
+    for (i = 0; i < 700; i++) v[i] = (uint16_t)(((118 + i % 9 + (i % 13 == 0 ? 20 : 0)) << 7) | (i & 0x7F));
+    for (l = 0; l < 3; l++) {
+        size_t const cap = glyd_tensorCompressBound(700, GLYD_DTYPE_BF16);
+        uint8_t* const blob = (uint8_t*)malloc(cap);
+        uint8_t* const copy = (uint8_t*)malloc(cap);
+        size_t const c = glyd_tensorCompress(blob, cap, v, 700, GLYD_DTYPE_BF16, 50, kLayouts[l], 1);
+        size_t cut, bit;
+        CHECK_OK(c);
+        for (cut = 0; cut < c; cut++) {
+            memcpy(copy, blob, cut);
+            if (!glyd_isError(glyd_tensorDecompress(v, sizeof v, copy, cut, 1))) ok = 0;
+        }
+        for (bit = 0; bit < c * 8; bit++) {
+            memcpy(copy, blob, c);
+            copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            flips++;
+            if (!tensor_survives(copy, c, (const uint8_t*)v, sizeof v)) ok = 0;
+            {
+                uint8_t out[1400];
+                if (glyd_isError(glyd_tensorDecompress(out, sizeof out, copy, c, 1))) caught++;
+            }
+        }
+        free(blob);
+        free(copy);
+    }
+    CHECK(ok);
+    CHECK(caught > flips * 9 / 10);
+    for (i = 0; i < 20000; i++) {
+        uint8_t buf[300];
+        size_t const n = (size_t)(rng_next(&r) % sizeof buf) + 1;
+        rng_fill(&r, buf, n);
+        if (n >= 32 && (i & 1)) {
+            /* a plausible header over random contents */
+            glyd_write32(buf, GLYD_TENSOR_MAGIC);
+            buf[4] = 1;
+            buf[5] = (uint8_t)(1 + rng_next(&r) % 5);
+            buf[6] = (uint8_t)(rng_next(&r) % 4);
+            buf[7] = 0;
+            glyd_write64(buf + 8, rng_next(&r) % 2000);
+            glyd_write32(buf + 16, (uint32_t)(1 + rng_next(&r) % 600));
+        }
+        if (!tensor_survives(buf, n, buf, 0)) ok = 0;
+    }
+    CHECK(ok);
+}
