@@ -6,6 +6,7 @@
 #   make valgrind      a representative subset under valgrind (leaks, bad reads)
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
+#   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make demo          compress and verify the bundled sample
 #   make install       PREFIX=/usr/local: library, header, CLI, man page, .pc
 #
@@ -20,7 +21,7 @@ CFLAGS   ?= $(OPT) -g
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith -Wvla
 CPPFLAGS += -Iinclude -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
 ALLFLAGS  = -std=c11 -fPIC -fvisibility=hidden $(WARNINGS) $(CPPFLAGS) $(CFLAGS)
-LDLIBS   += -lxxhash -lpthread -lm
+LDLIBS   += -ljansson -lxxhash -lpthread -lm
 FUZZ_SECONDS ?= 60
 SOVERSION := 0
 VERSION  := $(shell sed -n 's/^\#define GLYD_VERSION_STRING "\(.*\)"/\1/p' include/glyd.h)
@@ -39,7 +40,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench demo install uninstall clean
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor demo install uninstall clean
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -122,6 +123,14 @@ bench: all
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench.c $(BUILD)/libglyd.a \
 	    -lzstd -llz4 -lsnappy -lbrotlienc -lbrotlidec -llzma $(LDLIBS) -o $(BUILD)/bench
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
+
+# The tensor codec on a safetensors file (BENCH_FILE): bits per weight
+# against the Shannon bound and zstd -19, speeds with 1 and 2 threads.
+$(BUILD)/bench_tensor: bench/bench_tensor.c $(BUILD)/libglyd.a
+	$(Q)./tools/deps.sh bench
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(BUILD)/libglyd.a -lzstd $(LDLIBS) -o $@
+bench-tensor: all $(BUILD)/bench_tensor
+	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),../shared/fixtures/stories260K/model.safetensors) $(BENCH_ARGS)
 
 demo: all
 	$(Q)./tools/demo.sh $(BUILD)

@@ -59,6 +59,10 @@ int cli_decompressFile(const cli_options* o, const char* input);
 int cli_listFiles(const cli_options* o, const char* const* inputs, int nbInputs);
 int cli_benchmark(const cli_options* o, const char* const* inputs, int nbInputs);
 
+/* glyd pack / unpack / verify / info (argv[1] is the command word). */
+int cli_isModelCommand(const char* word);
+int cli_modelCommand(int argc, char** argv);
+
 /* Removes the partial output being written, if any (for signal handlers). */
 void cli_installSignalHandlers(void);
 

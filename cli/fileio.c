@@ -254,6 +254,45 @@ static void summary(const cli_options* o, const char* name, unsigned long long i
 /* Compression                                                              */
 /* ------------------------------------------------------------------------ */
 
+static int has_suffix(const char* s, const char* suffix)
+{
+    size_t const n = strlen(s), k = strlen(suffix);
+    return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* A safetensors file becomes a packed model of one file. Returns 0 on
+ * success, 1 after an error, -1 if the file is not valid safetensors. */
+static int compress_safetensors(const cli_options* o, const cli_input* in, const char* dest)
+{
+    char msg[512] = "";
+    glyd_packParams p;
+    struct stat st;
+    size_t r;
+    if (lstat(dest, &st) == 0 && !o->force) {
+        cli_error("%s: already exists; not overwritten (use -f to overwrite)", dest);
+        return 1;
+    }
+    memset(&p, 0, sizeof p);
+    p.nbThreads = o->threads > 1 ? (unsigned)o->threads : 1;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    r = glyd_packModel(in->name, dest, &p);
+    if (glyd_getErrorCode(r) == GLYD_error_safetensors_invalid) return -1;
+    if (glyd_isError(r)) {
+        cli_error("%s", msg[0] ? msg : glyd_getErrorName(r));
+        return 1;
+    }
+    {
+        struct timespec times[2];
+        times[0] = in->st.st_atim;
+        times[1] = in->st.st_mtim;
+        chmod(dest, in->st.st_mode & 07777);
+        utimensat(AT_FDCWD, dest, times, 0);
+    }
+    summary(o, in->name, (unsigned long long)in->st.st_size, (unsigned long long)r, dest);
+    return 0;
+}
+
 static const char* derive_compressed_name(const cli_options* o, const char* input, char* buf, size_t cap)
 {
     if (o->toStdout) return "-";
@@ -289,6 +328,19 @@ int cli_compressFile(const cli_options* o, const char* input)
         return 1;
     }
     if (open_input(input, &in)) return 1;
+    if (in.isRegular && !in.isStdin && strcmp(dest, "-") != 0 && has_suffix(input, ".safetensors")) {
+        int const r = compress_safetensors(o, &in, dest);
+        if (r >= 0) {
+            close_input(&in);
+            if (r == 0) {
+                cli_output none;
+                memset(&none, 0, sizeof none);
+                remove_input(o, &in, &none);
+            }
+            return r;
+        }
+        /* not a valid safetensors file: the general codec takes it */
+    }
     if (open_output(o, &out, dest, &in)) {
         close_input(&in);
         return 1;
@@ -387,6 +439,46 @@ static void report_decode_error(const char* name, size_t code)
     }
 }
 
+static size_t write_piece(void* opaque, const void* data, size_t size)
+{
+    cli_output* const out = (cli_output*)opaque;
+    return write_out(out, data, size, out->final) ? (size_t)-(int)GLYD_error_io_failed : 0;
+}
+
+/* A packed model holding one file (a compressed .safetensors) restores to
+ * that file; one holding a folder needs glyd unpack. */
+static int extract_packed(const cli_options* o, cli_input* in, cli_output* out, const char* dest,
+                          unsigned long long* readBytes, unsigned long long* written)
+{
+    char msg[512] = "";
+    glyd_packParams p;
+    glyd_modelFileInfo fi;
+    size_t err, r;
+    glyd_model* m;
+    (void)dest;
+    memset(&p, 0, sizeof p);
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_modelOpen(in->name, &p, &err);
+    if (!m) {
+        cli_error("%s", msg[0] ? msg : glyd_getErrorName(err));
+        return 1;
+    }
+    if (glyd_modelNbFiles(m) != 1) {
+        cli_error("%s: a packed model of %zu files: use glyd unpack %s -o DIR", in->name, glyd_modelNbFiles(m),
+                  in->name);
+        glyd_modelClose(m);
+        return 1;
+    }
+    glyd_modelGetFile(m, 0, &fi);
+    r = glyd_modelExtractFile(m, 0, write_piece, out, o->threads > 1 ? (unsigned)o->threads : 1);
+    if (glyd_isError(r)) cli_error("%s: %s", in->name, glyd_getErrorName(r));
+    *readBytes = (unsigned long long)in->st.st_size;
+    *written = fi.size;
+    glyd_modelClose(m);
+    return glyd_isError(r) ? 1 : 0;
+}
+
 /* With several threads: the whole input mapped and decoded in one call, so
  * that independent segments decode in parallel. Returns -1 when this path
  * does not apply (the caller streams instead). */
@@ -463,6 +555,10 @@ int cli_decompressFile(const cli_options* o, const char* input)
     if (open_output(o, &out, dest, &in)) {
         close_input(&in);
         return 1;
+    }
+    if (in.isRegular && !in.isStdin && glyd_isPackedModel(input)) {
+        err = extract_packed(o, &in, &out, dest, &readBytes, &written);
+        goto done;
     }
     mapped = decompress_mapped(o, &in, &out, dest, &readBytes, &written);
     if (mapped >= 0) {

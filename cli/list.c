@@ -108,6 +108,9 @@ static int list_one(const cli_options* o, const char* path, int* header)
     if (size == 0) {
         cli_error("%s: empty file (not a glyd frame)", path);
         err = 1;
+    } else if (size >= 8 && memcmp(data, "\xF8GLYPACK", 8) == 0) {
+        cli_error("%s: a packed model: see glyd info %s", path, path);
+        err = 1;
     } else if (walk_frames(o, path, data, size, 0, &t)) {
         err = 1;
     } else {

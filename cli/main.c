@@ -40,6 +40,10 @@ static void usage(FILE* f)
         "  -q, --quiet       say less (errors are always shown)\n"
         "  -h, --help        this help;  -V, --version: the version\n"
         "\n"
+        "Models:  glyd pack | unpack | verify | info  (see glyd pack --help);\n"
+        "a .safetensors FILE is packed with the tensor codec, and restored by -d.\n"
+        "(To compress a file named like a command, write ./pack.)\n"
+        "\n"
         "glyd has no recursive mode: to compress a directory, use tar, as in\n"
         "  tar cf - DIR | glyd -o DIR.tar.glyd\n"
         "(-r is reserved for typed columns of logs and tables, a later feature.)\n",
@@ -79,6 +83,10 @@ int main(int argc, char** argv)
     if (!inputs) {
         cli_error("out of memory");
         return 1;
+    }
+    if (argc >= 2 && cli_isModelCommand(argv[1])) {
+        free(inputs);
+        return cli_modelCommand(argc, argv);
     }
     status = run(argc, argv, inputs);
     free(inputs);

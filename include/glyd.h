@@ -74,6 +74,10 @@ typedef enum {
     GLYD_error_dstBuffer_null                = 74,
     GLYD_error_seekTable_missing             = 76,
     GLYD_error_threads_unavailable           = 80,
+    GLYD_error_io_failed                     = 90, /* a file could not be read or written */
+    GLYD_error_safetensors_invalid           = 92,
+    GLYD_error_pack_invalid                  = 94, /* not a packed model, or a damaged one */
+    GLYD_error_content_mismatch              = 96, /* verification found a difference */
     GLYD_error_maxCode                       = 120
 } glyd_ErrorCode;
 
@@ -413,6 +417,83 @@ typedef struct {
 /** Reads a blob's header into *info (structure checked, not the checksum).
  *  Returns the blob's size or an error. */
 GLYD_API size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize);
+
+/* ------------------------------------------------------------------------ */
+/* Packed models                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* A packed model is one file holding a model folder: its safetensors files
+ * with every floating-point tensor in the tensor codec, and every other
+ * file (config, tokenizer) in the general codec, with an index. Unpacking
+ * gives back each original file byte for byte. Format: docs/FORMAT.md,
+ * "Packed models". */
+
+typedef struct {
+    unsigned nbThreads;          /* 0 or 1: the calling thread */
+    int level;                   /* general-codec level for other files; 0 = 9 */
+    glyd_tensorLayout layout;    /* auto = the entropy layout where it pays */
+    /* progress: bytes of input done out of total; may be NULL */
+    void (*progress)(void* opaque, unsigned long long done, unsigned long long total);
+    void* opaque;
+    /* when not NULL: receives a one-line reason on error (file, cause) */
+    char* message;
+    size_t messageCapacity;
+} glyd_packParams;
+
+/** Packs the files of modelDir (searched recursively; a single file is packed
+ *  alone) into outPath, written under a temporary name and renamed when
+ *  complete. params may be NULL. Returns the packed file's size or an error. */
+GLYD_API size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_packParams* params);
+
+/** True (1) when the file at path starts like a packed model. */
+GLYD_API unsigned glyd_isPackedModel(const char* path);
+
+typedef struct glyd_model_s glyd_model;
+
+/** Opens a packed model (mapped read-only) after checking its index.
+ *  Returns NULL on failure, with *error set (and params->message, if any). */
+GLYD_API glyd_model* glyd_modelOpen(const char* path, const glyd_packParams* params, size_t* error);
+GLYD_API void glyd_modelClose(glyd_model* model);
+
+typedef struct {
+    const char* path;                /* relative, '/'-separated */
+    unsigned long long size;         /* original bytes */
+    unsigned long long packedSize;   /* bytes in the packed file */
+    unsigned long long checksum;     /* XXH64 of the original bytes */
+    unsigned isSafetensors;
+    size_t nbTensors;
+} glyd_modelFileInfo;
+
+typedef struct {
+    const char* name;
+    const char* dtype;               /* as safetensors spells it: "BF16", ... */
+    unsigned ndim;
+    unsigned long long shape[16];
+    unsigned long long nbElements;
+    unsigned long long size;         /* original bytes */
+    unsigned long long packedSize;
+    unsigned long long offset;       /* in the original file */
+    const char* codec;               /* "tensor", "frame" or "raw" */
+} glyd_modelTensorInfo;
+
+GLYD_API size_t glyd_modelNbFiles(const glyd_model* model);
+/** Total size of the packed file (index and padding included). */
+GLYD_API unsigned long long glyd_modelPackedSize(const glyd_model* model);
+GLYD_API size_t glyd_modelGetFile(const glyd_model* model, size_t file, glyd_modelFileInfo* info);
+/** Tensors of a safetensors file, in the order of their bytes in it. */
+GLYD_API size_t glyd_modelGetTensor(const glyd_model* model, size_t file, size_t tensor,
+                                    glyd_modelTensorInfo* info);
+/** Decodes one tensor's original bytes into dst. Returns the size or an error. */
+GLYD_API size_t glyd_modelReadTensor(const glyd_model* model, size_t file, size_t tensor, void* dst,
+                                     size_t dstCapacity, unsigned nbThreads);
+
+/* Receives consecutive pieces of a file; returns 0, or an error to stop. */
+typedef size_t (*glyd_writeFunction)(void* opaque, const void* data, size_t size);
+
+/** Decodes a whole original file, in order, through write, checking every
+ *  checksum on the way. Returns the file's size or an error. */
+GLYD_API size_t glyd_modelExtractFile(const glyd_model* model, size_t file, glyd_writeFunction write,
+                                      void* opaque, unsigned nbThreads);
 
 #ifdef __cplusplus
 }

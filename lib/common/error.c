@@ -35,6 +35,10 @@ const char* glyd_getErrorString(glyd_ErrorCode code)
     case GLYD_error_dstBuffer_null: return "Operation on NULL destination buffer";
     case GLYD_error_seekTable_missing: return "Frame has no independent segments to seek to";
     case GLYD_error_threads_unavailable: return "Worker threads could not be started";
+    case GLYD_error_io_failed: return "I/O error: a file could not be read or written";
+    case GLYD_error_safetensors_invalid: return "Invalid safetensors file";
+    case GLYD_error_pack_invalid: return "Not a packed model, or a damaged one";
+    case GLYD_error_content_mismatch: return "Contents differ from the source";
     case GLYD_error_maxCode:
     default: return "Unspecified error code";
     }

@@ -17,12 +17,23 @@
 #define GLYD_TENSOR_PAD        8          /* zero bytes after the symbol streams */
 #define GLYD_TENSOR_UNIT_MAX   (1u << 20) /* elements in one unit, at most */
 #define GLYD_TENSOR_FAST_CODES 7          /* the fast layout's direct codes; code 7 escapes */
+/* Tensors smaller than this are coded in the calling thread: starting
+ * workers would cost more than they save. */
+#define GLYD_TENSOR_MT_MIN     (1u << 20)
 
 enum {
     GLYD_TLAYOUT_STORED = 0,   /* the tensor's bytes as they are */
     GLYD_TLAYOUT_CONSTANT = 1, /* every symbol equal: only raw planes */
     GLYD_TLAYOUT_HUFFMAN = 2,  /* symbols Huffman-coded in units */
     GLYD_TLAYOUT_FAST = 3      /* symbols in 3-bit codes with escapes */
+};
+
+/* How symbols are cut from elements (header byte 7). */
+enum {
+    GLYD_TSPLIT_PLAIN = 0, /* the dtype's rule below; planes of whole bytes */
+    GLYD_TSPLIT_JOINT = 1  /* bf16: symbol = (exponent - base) and the top
+                            * mantissa bit; sign and 6 mantissa bits packed
+                            * 7 bits per element */
 };
 
 /* How a dtype splits: bytes per element, and raw planes beside the symbol. */
@@ -38,10 +49,20 @@ void glyd_tensorSplit(unsigned dtype, const void* src, size_t n, uint8_t* symbol
 /* The inverse: joins symbols and planes back into elements. */
 void glyd_tensorJoin(unsigned dtype, void* dst, size_t n, const uint8_t* symbols, const uint8_t* const* planes);
 
+/* The joint split (bf16): symbols and 7-bit fields (sign << 6 | low 6
+ * mantissa bits), one byte each; and their inverse into elements, reading
+ * the fields packed (element e at bits 7e..7e+6, low bits first). */
+void glyd_tensorSplitJoint(const void* src, size_t n, uint8_t base, uint8_t* symbols, uint8_t* fields);
+void glyd_tensorPack7(uint8_t* dst, const uint8_t* fields, size_t n);
+void glyd_tensorJoinJoint(void* dst, size_t n, const uint8_t* symbols, const uint8_t* packed,
+                          uint64_t firstElement, uint8_t base);
+
 /* A parsed, validated blob; pointers refer into the blob's memory. */
 typedef struct {
     unsigned dtype;
     unsigned layout;
+    unsigned split;            /* GLYD_TSPLIT_* */
+    uint8_t symBase;           /* joint split: the smallest exponent */
     glyd_dtypeShape shape;
     uint64_t nbElements;
     uint32_t unitSize;
@@ -84,7 +105,7 @@ size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTabl
                                 uint64_t count, uint8_t* symbols);
 
 /* Decodes units [first, first + count) into elements at dst. scratch holds
- * two units of symbols plus slack (glyd_tensorScratchSize). */
+ * four units of symbols plus slack (glyd_tensorScratchSize). */
 size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
                               uint64_t count, void* dst, uint8_t* scratch);
 size_t glyd_tensorScratchSize(const glyd_tensorView* v);

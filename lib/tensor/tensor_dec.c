@@ -22,9 +22,13 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
     RETURN_ERROR_IF(srcSize < GLYD_TENSOR_HEADER, srcSize_truncated, "tensor header");
     RETURN_ERROR_IF(glyd_read32(in) != GLYD_TENSOR_MAGIC, prefix_unknown, "not a tensor blob");
     RETURN_ERROR_IF(in[4] != GLYD_TENSOR_VERSION, version_unsupported, "tensor blob version");
-    RETURN_ERROR_IF(in[7] != 0, frameParameter_unsupported, "reserved byte");
     v->dtype = in[5];
     v->layout = in[6];
+    v->split = in[7];
+    RETURN_ERROR_IF(v->split > GLYD_TSPLIT_JOINT, frameParameter_unsupported, "symbol split");
+    RETURN_ERROR_IF(v->split == GLYD_TSPLIT_JOINT &&
+                    (v->dtype != GLYD_DTYPE_BF16 || v->layout != GLYD_TLAYOUT_HUFFMAN),
+                    frameParameter_unsupported, "joint split outside bf16 huffman");
     RETURN_ERROR_IF(!glyd_dtypeShapeOf(v->dtype, &v->shape), frameParameter_unsupported, "dtype");
     RETURN_ERROR_IF(v->layout > GLYD_TLAYOUT_FAST, frameParameter_unsupported, "layout");
     v->nbElements = glyd_read64(in + 8);
@@ -50,7 +54,12 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
         v->constSymbol = in[pos++];
         break;
     case GLYD_TLAYOUT_HUFFMAN: {
-        size_t const t = glyd_hufReadDTable(&v->huf, in + pos, srcSize - pos);
+        size_t t;
+        if (v->split == GLYD_TSPLIT_JOINT) {
+            RETURN_ERROR_IF(srcSize - pos < 1, srcSize_truncated, "symbol base");
+            v->symBase = in[pos++];
+        }
+        t = glyd_hufReadDTable(&v->huf, in + pos, srcSize - pos);
         FORWARD_IF_ERROR(t);
         pos += t;
         break;
@@ -63,7 +72,9 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
         break;
     }
 
-    planeBytes = (size_t)v->nbElements * v->shape.nbPlanes;
+    /* the joint split packs its one plane at 7 bits per element */
+    planeBytes = v->split == GLYD_TSPLIT_JOINT ? (size_t)((v->nbElements * 7 + 7) / 8)
+                                               : (size_t)v->nbElements * v->shape.nbPlanes;
     RETURN_ERROR_IF(srcSize - pos < planeBytes, srcSize_truncated, "planes");
     for (k = 0; k < v->shape.nbPlanes; k++) v->planes[k] = in + pos + k * (size_t)v->nbElements;
     pos += planeBytes;
@@ -230,25 +241,90 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
     s->oend = out + GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#  include <immintrin.h>
+
+/* 32 elements of the fast layout at once: each plane word's bits spread to
+ * bytes, the 3-bit codes looked up in 16-byte table, escapes patched in
+ * order. Returns the escapes used. */
+__attribute__((target("avx2")))
+static uint64_t fast_group32_avx2(const uint8_t* group, const uint8_t* lut16, const uint8_t* escapes,
+                                  uint64_t esc, uint64_t escEnd, uint8_t* out, int* bad)
+{
+    __m256i const spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i const lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)lut16));
+    __m256i c = _mm256_setzero_si256();
+    unsigned k;
+    uint32_t escMask;
+    for (k = 0; k < 3; k++) {
+        __m256i const w = _mm256_shuffle_epi8(_mm256_set1_epi32((int)glyd_read32(group + 4 * k)), spread);
+        __m256i const set = _mm256_cmpeq_epi8(_mm256_and_si256(w, bits), bits);
+        c = _mm256_or_si256(c, _mm256_and_si256(set, _mm256_set1_epi8((char)(1 << k))));
+    }
+    _mm256_storeu_si256((__m256i*)out, _mm256_shuffle_epi8(lut, c));
+    escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+    while (escMask) {
+        unsigned const i = (unsigned)__builtin_ctz(escMask);
+        if (esc >= escEnd) { *bad = 1; return esc; }
+        out[i] = escapes[esc++];
+        escMask &= escMask - 1;
+    }
+    return esc;
+}
+#  define TENSOR_FAST_AVX2 1
+#else
+#  define TENSOR_FAST_AVX2 0
+#endif
+
 /* The fast layout: codes from bit planes, escapes in order. */
 static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
                                 uint64_t escEnd, uint8_t* out)
 {
+    uint64_t const origin = a;
     uint64_t i, esc = escStart;
+#if TENSOR_FAST_AVX2
+    if (__builtin_cpu_supports("avx2")) {
+        uint8_t lut[16];
+        uint64_t lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
+        int bad = 0;
+        memset(lut, 0, sizeof lut);
+        memcpy(lut, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+        /* the unit's first elements, up to a group boundary, one by one */
+        for (i = a; i < lead; i++) {
+            const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
+            unsigned const bit = (unsigned)(i & 31);
+            unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
+                               (((glyd_read32(g + 8) >> bit) & 1) << 2);
+            if (c < GLYD_TENSOR_FAST_CODES) {
+                out[i - origin] = v->fastSymbols[c];
+            } else {
+                RETURN_ERROR_IF(esc >= escEnd, corruption_detected, "escape beyond the unit's escapes");
+                out[i - origin] = v->escapes[esc++];
+            }
+        }
+        for (; i + 32 <= b; i += 32) {
+            esc = fast_group32_avx2(v->codePlanes + (i >> 5) * 12, lut, v->escapes, esc, escEnd, out + (i - origin), &bad);
+            RETURN_ERROR_IF(bad, corruption_detected, "escape beyond the unit's escapes");
+        }
+        a = i; /* the rest, below, one by one */
+    }
+#endif
     for (i = a; i < b; i++) {
         const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
         unsigned const bit = (unsigned)(i & 31);
         unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
                            (((glyd_read32(g + 8) >> bit) & 1) << 2);
         if (c < GLYD_TENSOR_FAST_CODES) {
-            out[i - a] = v->fastSymbols[c];
+            out[i - origin] = v->fastSymbols[c];
         } else {
             RETURN_ERROR_IF(esc >= escEnd, corruption_detected, "escape beyond the unit's escapes");
-            out[i - a] = v->escapes[esc++];
+            out[i - origin] = v->escapes[esc++];
         }
     }
     RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
-    return (size_t)(b - a);
+    return (size_t)(b - origin);
 }
 
 size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
@@ -257,7 +333,7 @@ size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTabl
     uint64_t u;
     uint8_t* op = symbols;
     RETURN_ERROR_IF(first > v->nbUnits || count > v->nbUnits - first, parameter_outOfBound, "units");
-    for (u = first; u < first + count; u++) {
+    for (u = first; u < first + count;) {
         uint64_t const a = u * v->unitSize;
         size_t const n = (size_t)GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
         switch (v->layout) {
@@ -265,22 +341,33 @@ size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTabl
             memset(op, v->constSymbol, n);
             break;
         case GLYD_TLAYOUT_HUFFMAN: {
-            unit_state s0;
-            unit_start(&s0, v, u, op);
-            if (u + 1 < first + count) {
-                /* two units in lockstep: two independent dependency chains */
-                unit_state s1;
-                unit_start(&s1, v, u + 1, op + n);
-                while (unit_room(&s0) && unit_room(&s1)) {
-                    unit_step5(&s0, t);
-                    unit_step5(&s1, t);
-                }
-                FORWARD_IF_ERROR(unit_finish(&s1, t, &v->huf));
-                op += s1.oend - (op + n);
-                u++;
+            /* up to four units in lockstep: four independent dependency
+             * chains of shift and lookup keep the core's units busy */
+            unit_state st[4];
+            unsigned const k = (unsigned)GLYD_MIN((uint64_t)4, first + count - u);
+            unsigned i;
+            uint8_t* next = op;
+            for (i = 0; i < k; i++) {
+                unit_start(&st[i], v, u + i, next);
+                next = st[i].oend;
             }
-            FORWARD_IF_ERROR(unit_finish(&s0, t, &v->huf));
-            break;
+            if (k == 4) {
+                while (unit_room(&st[0]) && unit_room(&st[1]) && unit_room(&st[2]) && unit_room(&st[3])) {
+                    unit_step5(&st[0], t);
+                    unit_step5(&st[1], t);
+                    unit_step5(&st[2], t);
+                    unit_step5(&st[3], t);
+                }
+            } else if (k >= 2) {
+                while (unit_room(&st[0]) && unit_room(&st[1])) {
+                    unit_step5(&st[0], t);
+                    unit_step5(&st[1], t);
+                }
+            }
+            for (i = 0; i < k; i++) FORWARD_IF_ERROR(unit_finish(&st[i], t, &v->huf));
+            op = next;
+            u += k;
+            continue;
         }
         case GLYD_TLAYOUT_FAST: {
             uint32_t const start = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
@@ -292,14 +379,15 @@ size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTabl
             RETURN_ERROR(GENERIC, "stored tensors have no symbols");
         }
         op += n;
+        u++;
     }
     return (size_t)(op - symbols);
 }
 
 size_t glyd_tensorScratchSize(const glyd_tensorView* v)
 {
-    /* two units' symbols, and the slack of 4-byte stores */
-    return 2 * (size_t)GLYD_MIN((uint64_t)v->unitSize, GLYD_MAX(v->nbElements, (uint64_t)1)) + 8;
+    /* four units' symbols, and the slack of 4-byte stores */
+    return 4 * (size_t)GLYD_MIN((uint64_t)v->unitSize, GLYD_MAX(v->nbElements, (uint64_t)1)) + 8;
 }
 
 size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
@@ -314,14 +402,18 @@ size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable*
         memcpy(out, v->stored + a * v->shape.elemSize, (size_t)(b - a) * v->shape.elemSize);
         return (size_t)(b - a) * v->shape.elemSize;
     }
-    for (u = first; u < first + count; u += 2) {
-        /* two units at a time, as glyd_tensorDecodeSymbols decodes best */
-        uint64_t const nbu = GLYD_MIN((uint64_t)2, first + count - u);
+    for (u = first; u < first + count; u += 4) {
+        /* four units at a time, as glyd_tensorDecodeSymbols decodes best */
+        uint64_t const nbu = GLYD_MIN((uint64_t)4, first + count - u);
         uint64_t const a = u * v->unitSize;
         size_t const n = (size_t)(GLYD_MIN((u + nbu) * v->unitSize, v->nbElements) - a);
         const uint8_t* planes[3];
         unsigned k;
         FORWARD_IF_ERROR(glyd_tensorDecodeSymbols(v, t, u, nbu, scratch));
+        if (v->split == GLYD_TSPLIT_JOINT) {
+            glyd_tensorJoinJoint(out + (a - first * v->unitSize) * 2, n, scratch, v->planes[0], a, v->symBase);
+            continue;
+        }
         for (k = 0; k < v->shape.nbPlanes; k++) planes[k] = v->planes[k] + a;
         glyd_tensorJoin(v->dtype, out + (a - first * v->unitSize) * v->shape.elemSize, n, scratch, planes);
     }
@@ -370,6 +462,7 @@ size_t glyd_tensorDecompress(void* dst, size_t dstCapacity, const void* src, siz
         RETURN_ERROR_IF(t == NULL, memory_allocation, "decoding table");
         glyd_tensorBuildDTable(t, &v.huf);
     }
+    if (v.nbElements < GLYD_TENSOR_MT_MIN) nbThreads = 1;
     nbJobs = nbThreads > 1 ? (unsigned)GLYD_MIN((uint64_t)nbThreads * 4, GLYD_MAX(v.nbUnits, (uint64_t)1)) : 1;
     jobs = (dec_job*)calloc(nbJobs, sizeof(dec_job));
     if (!jobs) { free(t); RETURN_ERROR(memory_allocation, "jobs"); }
@@ -396,6 +489,6 @@ size_t glyd_tensorDecompress(void* dst, size_t dstCapacity, const void* src, siz
     free(jobs);
     free(t);
     FORWARD_IF_ERROR(r);
-    RETURN_ERROR_IF(XXH64(dst, bytes, 0) != v.checksum, checksum_wrong, "tensor checksum");
+    RETURN_ERROR_IF(XXH3_64bits(dst, bytes) != v.checksum, checksum_wrong, "tensor checksum");
     return bytes;
 }

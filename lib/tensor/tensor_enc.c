@@ -56,11 +56,13 @@ typedef struct {
     uint32_t unitSize;
     glyd_dtypeShape shape;
     uint8_t* planes[3];
-    /* histogram job */
-    unsigned count[256];
+    /* histogram job: for bf16, by exponent and top mantissa bit (9 bits) */
+    unsigned count[512];
     /* coding job */
     const glyd_hufCTable* ct;
     const uint8_t* fastCode;  /* symbol -> 3-bit code (7 = escape) */
+    uint8_t* fields;          /* joint split: the whole tensor's 7-bit fields */
+    uint8_t symBase;
     uint64_t firstUnit, nbUnits;
     uint8_t* out;             /* this job's streams (huffman) or escapes (fast) */
     size_t outCap;
@@ -80,23 +82,29 @@ static void run_jobs(enc_job* jobs, unsigned nbJobs, void (*fn)(void*), glyd_poo
     glyd_poolWait(pool);
 }
 
+/* The 9 bits below a bf16's sign (exponent and top mantissa bit), or the
+ * symbol of other dtypes: what the histogram counts. */
+GLYD_FORCE_INLINE unsigned hist_key(unsigned dtype, const uint8_t* in, size_t i)
+{
+    if (dtype == GLYD_DTYPE_BF16) return (glyd_read16(in + 2 * i) >> 6) & 0x1FF;
+    return symbol_at(dtype, in, i);
+}
+
 static void histogram_job(void* arg)
 {
     enc_job* const j = (enc_job*)arg;
     uint64_t const a = j->firstUnit * j->unitSize;
     uint64_t const b = GLYD_MIN(j->n, (j->firstUnit + j->nbUnits) * j->unitSize);
-    unsigned c[4][256];
+    unsigned c[2][512];
     uint64_t i = a;
     unsigned s;
     memset(c, 0, sizeof(c));
-    for (; i + 4 <= b; i += 4) {
-        c[0][symbol_at(j->dtype, j->src, i)]++;
-        c[1][symbol_at(j->dtype, j->src, i + 1)]++;
-        c[2][symbol_at(j->dtype, j->src, i + 2)]++;
-        c[3][symbol_at(j->dtype, j->src, i + 3)]++;
+    for (; i + 2 <= b; i += 2) {
+        c[0][hist_key(j->dtype, j->src, i)]++;
+        c[1][hist_key(j->dtype, j->src, i + 1)]++;
     }
-    for (; i < b; i++) c[0][symbol_at(j->dtype, j->src, i)]++;
-    for (s = 0; s < 256; s++) j->count[s] = c[0][s] + c[1][s] + c[2][s] + c[3][s];
+    for (; i < b; i++) c[0][hist_key(j->dtype, j->src, i)]++;
+    for (s = 0; s < 512; s++) j->count[s] = c[0][s] + c[1][s];
 }
 
 /* Codes n symbols MSB-first; returns the byte-padded size. */
@@ -142,8 +150,12 @@ static void code_job(void* arg)
         size_t const len = (size_t)GLYD_MIN((uint64_t)j->unitSize, j->n - a);
         uint8_t* planes[3];
         unsigned k;
-        for (k = 0; k < j->shape.nbPlanes; k++) planes[k] = j->planes[k] + a;
-        glyd_tensorSplit(j->dtype, j->src + a * j->shape.elemSize, len, sym, planes);
+        if (j->fields) {
+            glyd_tensorSplitJoint(j->src + a * 2, len, j->symBase, sym, j->fields + a);
+        } else {
+            for (k = 0; k < j->shape.nbPlanes; k++) planes[k] = j->planes[k] + a;
+            glyd_tensorSplit(j->dtype, j->src + a * j->shape.elemSize, len, sym, planes);
+        }
         if (j->ct) {
             size_t const w = huffman_unit(j->out + pos, sym, len, j->ct);
             j->unitSizes[u - j->firstUnit] = (uint32_t)w;
@@ -226,7 +238,10 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
     uint32_t unitSize;
     uint64_t nbUnits, checksum;
     size_t bytes, pos = GLYD_TENSOR_HEADER, r = 0;
-    unsigned count[256], maxSymbol = 0, distinct = 0, s, k, nbJobs;
+    unsigned count9[512], count[256], maxSymbol = 0, distinct = 0, s, k, nbJobs;
+    int joint = 0;
+    uint8_t symBase = 0;
+    uint8_t* fields = NULL;
     uint32_t const row32 = rowLength <= 0xFFFFFFFFu ? (uint32_t)rowLength : 0;
     glyd_pool* pool = NULL;
     enc_job* jobs = NULL;
@@ -242,10 +257,11 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
     bytes = (size_t)n * shape.elemSize;
     unitSize = glyd_tensorUnitSize(n, rowLength);
     nbUnits = n ? (n + unitSize - 1) / unitSize : 0;
-    checksum = XXH64(in, bytes, 0);
+    checksum = XXH3_64bits(in, bytes);
     if (n == 0) return store(out, dstCapacity, (unsigned)dtype, in, n, bytes, unitSize, row32, checksum);
 
     /* jobs: contiguous ranges of units, a few per thread for balance */
+    if (n < GLYD_TENSOR_MT_MIN) nbThreads = 1;
     nbJobs = nbThreads > 1 ? (unsigned)GLYD_MIN((uint64_t)nbThreads * 4, nbUnits) : 1;
     jobs = (enc_job*)calloc(nbJobs, sizeof(enc_job));
     RETURN_ERROR_IF(jobs == NULL, memory_allocation, "jobs");
@@ -264,9 +280,12 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
         j->nbUnits = nbUnits * (k + 1) / nbJobs - j->firstUnit;
     }
     run_jobs(jobs, nbJobs, histogram_job, pool);
-    memset(count, 0, sizeof(count));
+    memset(count9, 0, sizeof(count9));
     for (k = 0; k < nbJobs; k++)
-        for (s = 0; s < 256; s++) count[s] += jobs[k].count[s];
+        for (s = 0; s < 512; s++) count9[s] += jobs[k].count[s];
+    /* the plain symbol's counts (for bf16, the exponent's) */
+    for (s = 0; s < 256; s++)
+        count[s] = dtype == GLYD_DTYPE_BF16 ? count9[2 * s] + count9[2 * s + 1] : count9[s];
     for (s = 0; s < 256; s++)
         if (count[s]) { maxSymbol = s; distinct++; }
 
@@ -296,27 +315,65 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
         codes = (uint8_t*)malloc((size_t)n);
         FAIL_IF(codes == NULL, memory_allocation);
     } else {
+        /* bits beyond the planes' whole bytes: the symbols' code */
+        size_t codedBits;
         FAIL_IF(GLYD_IS_ERROR(glyd_hufBuildCTable(&ct, count, maxSymbol, GLYD_HUF_MAX_BITS)), GENERIC);
-        if (layout == glyd_tensor_auto) {
-            /* store as is when coding would not pay (random bits, fp8 noise) */
-            size_t const codedBits = glyd_hufCost(&ct, count, maxSymbol);
-            if (codedBits / 8 + 4 * nbUnits + 200 >= (size_t)n) {
-                r = store(out, dstCapacity, (unsigned)dtype, in, n, bytes, unitSize, row32, checksum);
-                goto done;
+        codedBits = glyd_hufCost(&ct, count, maxSymbol);
+        if (dtype == GLYD_DTYPE_BF16) {
+            /* the joint split, when the exponents span at most 128 values
+             * and it codes smaller: symbols of 8 bits, fields of 7 */
+            unsigned lo = 0, hi = maxSymbol;
+            while (!count[lo]) lo++;
+            if (hi - lo <= 127) {
+                unsigned jcount[256], jmax = 0;
+                glyd_hufCTable jct;
+                memset(jcount, 0, sizeof(jcount));
+                for (s = lo; s <= hi; s++) {
+                    jcount[(s - lo) << 1] = count9[2 * s];
+                    jcount[((s - lo) << 1) | 1] = count9[2 * s + 1];
+                }
+                for (s = 0; s < 256; s++)
+                    if (jcount[s]) jmax = s;
+                if (!GLYD_IS_ERROR(glyd_hufBuildCTable(&jct, jcount, jmax, GLYD_HUF_MAX_BITS))) {
+                    size_t const jbits = glyd_hufCost(&jct, jcount, jmax);
+                    /* one bit less per element in the fields */
+                    if (jbits < codedBits + (size_t)n) {
+                        joint = 1;
+                        symBase = (uint8_t)lo;
+                        ct = jct;
+                        codedBits = jbits - (size_t)n;
+                    }
+                }
             }
+        }
+        if (layout == glyd_tensor_auto && codedBits / 8 + 4 * nbUnits + 200 >= (size_t)n) {
+            /* store as is when coding would not pay (random bits, fp8 noise) */
+            r = store(out, dstCapacity, (unsigned)dtype, in, n, bytes, unitSize, row32, checksum);
+            goto done;
         }
         FAIL_IF(dstCapacity < pos + 160, dstSize_tooSmall);
         write_header(out, (unsigned)dtype, GLYD_TLAYOUT_HUFFMAN, n, unitSize, row32, checksum);
+        if (joint) {
+            out[7] = GLYD_TSPLIT_JOINT;
+            out[pos++] = symBase;
+            fields = (uint8_t*)malloc((size_t)n);
+            FAIL_IF(fields == NULL, memory_allocation);
+        }
         r = glyd_hufWriteCTable(out + pos, dstCapacity - pos, &ct);
         if (GLYD_IS_ERROR(r)) goto done;
         pos += r;
     }
 
     /* the planes, at a place known now, then the symbols of every unit */
-    FAIL_IF(dstCapacity - pos < shape.nbPlanes * (size_t)n + 4 * nbUnits, dstSize_tooSmall);
+    {
+        size_t const planeBytes = joint ? (size_t)((n * 7 + 7) / 8) : shape.nbPlanes * (size_t)n;
+        FAIL_IF(dstCapacity - pos < planeBytes + 4 * nbUnits, dstSize_tooSmall);
+    }
     for (k = 0; k < nbJobs; k++) {
         enc_job* const j = &jobs[k];
         unsigned p;
+        j->fields = fields;
+        j->symBase = symBase;
         for (p = 0; p < shape.nbPlanes; p++) j->planes[p] = out + pos + p * (size_t)n;
         j->ct = (distinct > 1 && !codes) ? &ct : NULL;
         j->fastCode = codes ? fastCode : NULL;
@@ -330,7 +387,14 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
         }
     }
     run_jobs(jobs, nbJobs, code_job, pool);
-    pos += shape.nbPlanes * (size_t)n;
+    if (joint) {
+        /* fields are packed once every job is done: units need not start
+         * on a byte of the packed plane */
+        glyd_tensorPack7(out + pos, fields, (size_t)n);
+        pos += (size_t)((n * 7 + 7) / 8);
+    } else {
+        pos += shape.nbPlanes * (size_t)n;
+    }
     if (distinct == 1) {
         r = pos;
         goto done;
@@ -375,6 +439,7 @@ done:
     }
     free(jobs);
     free(codes);
+    free(fields);
     glyd_poolFree(pool);
     return r;
 }

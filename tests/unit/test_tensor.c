@@ -161,9 +161,15 @@ TEST(tensor_real_weights_all_layouts)
 
 TEST(tensor_threads_give_the_same_blob)
 {
-    size_t n, l;
-    uint8_t* const w = fixture_bf16(&n);
-    if (!w) return;
+    /* 2M elements (past the size where workers start): the fixture's
+     * weights repeated, their mantissas varied */
+    size_t n0, l, i;
+    uint8_t* const w0 = fixture_bf16(&n0);
+    size_t const n = 2u << 20;
+    uint16_t* w;
+    if (!w0) return;
+    w = (uint16_t*)malloc(n * 2);
+    for (i = 0; i < n; i++) w[i] = (uint16_t)(glyd_read16(w0 + 2 * (i % n0)) ^ ((i / n0) & 0x7F));
     for (l = 1; l < 3; l++) {
         size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
         uint8_t* const a = (uint8_t*)malloc(cap);
@@ -177,6 +183,7 @@ TEST(tensor_threads_give_the_same_blob)
         free(b);
     }
     free(w);
+    free(w0);
 }
 
 TEST(tensor_units_decode_alone)

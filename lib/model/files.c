@@ -1,0 +1,43 @@
+/* files.c: whole files in memory: mapped when regular, read otherwise. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model.h"
+
+size_t glyd_mapFile(glyd_mappedFile* f, const char* path)
+{
+    struct stat st;
+    int const fd = open(path, O_RDONLY);
+    memset(f, 0, sizeof(*f));
+    RETURN_ERROR_IF(fd < 0, io_failed, "open");
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        RETURN_ERROR(io_failed, "not a regular file");
+    }
+    f->size = (size_t)st.st_size;
+    if (f->size > 0) {
+        void* const p = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) {
+            close(fd);
+            RETURN_ERROR(io_failed, "mmap");
+        }
+        f->data = (uint8_t*)p;
+        f->mapped = 1;
+    } else {
+        /* an empty file has nothing to map; a valid pointer all the same */
+        f->data = (uint8_t*)malloc(1);
+        if (!f->data) { close(fd); RETURN_ERROR(memory_allocation, "empty file"); }
+    }
+    close(fd);
+    return 0;
+}
+
+void glyd_unmapFile(glyd_mappedFile* f)
+{
+    if (f->mapped) munmap(f->data, f->size);
+    else free(f->data);
+    memset(f, 0, sizeof(*f));
+}
