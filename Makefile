@@ -7,6 +7,7 @@
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
+#   make tools         build/synth_model: synthetic models for speed tests
 #   make demo          compress and verify the bundled sample
 #   make install       PREFIX=/usr/local: library, header, CLI, man page, .pc
 #
@@ -40,7 +41,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor demo install uninstall clean
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -97,7 +98,7 @@ valgrind: all $(BUILD)/unit_tests
 
 # libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
 # frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
-FUZZ_TARGETS := decompress roundtrip stream
+FUZZ_TARGETS := decompress roundtrip stream tensor pack
 fuzz: all
 	$(Q)./tools/deps.sh fuzz
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
@@ -105,15 +106,20 @@ fuzz: all
 	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
 	        -fno-sanitize-recover=undefined tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
 	        -o $(BUILD)/fuzz/fuzz_$$t $(LDLIBS) || exit 1; done
+	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) tests/fuzz/seedgen.c $(BUILD)/libglyd.a -o $(BUILD)/fuzz/seedgen $(LDLIBS)
 	$(Q)for l in 1 3 9; do head -c 3000 samples/alice29.txt | $(BUILD)/glyd -q -$$l -c \
 	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
 	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
+	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)for t in $(FUZZ_TARGETS); do \
+	    seeds=$(BUILD)/fuzz/seeds; \
+	    if [ -d $(BUILD)/fuzz/seeds-$$t ]; then seeds=$(BUILD)/fuzz/seeds-$$t; fi; \
 	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=0 \
-	        -artifact_prefix=$(BUILD)/fuzz/findings/ $(BUILD)/fuzz/corpus-$$t $(BUILD)/fuzz/seeds \
+	        -artifact_prefix=$(BUILD)/fuzz/findings/ $(BUILD)/fuzz/corpus-$$t $$seeds \
 	        2>&1 | grep -E "^#[0-9]+ *DONE|ERROR|SUMMARY|^Done" ; \
 	    test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz_$$t found a failure"; exit 1; }; \
 	done
@@ -131,6 +137,11 @@ $(BUILD)/bench_tensor: bench/bench_tensor.c $(BUILD)/libglyd.a
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(BUILD)/libglyd.a -lzstd $(LDLIBS) -o $@
 bench-tensor: all $(BUILD)/bench_tensor
 	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),../shared/fixtures/stories260K/model.safetensors) $(BENCH_ARGS)
+
+# Tools for speed tests: synthetic models of real shapes.
+tools: $(BUILD)/synth_model
+$(BUILD)/synth_model: tools/synth_model.c $(BUILD)/libglyd.a
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
 
 demo: all
 	$(Q)./tools/demo.sh $(BUILD)

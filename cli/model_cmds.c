@@ -83,7 +83,7 @@ static int parse_model_opts(int argc, char** argv, model_opts* o)
 static void on_progress(void* opaque, unsigned long long done, unsigned long long total)
 {
     cli_progress* const p = (cli_progress*)opaque;
-    (void)total;
+    p->total = total; /* known once the folder is listed */
     cli_progressUpdate(p, done, 0);
 }
 

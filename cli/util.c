@@ -66,7 +66,10 @@ void cli_progressUpdate(cli_progress* p, unsigned long long in, unsigned long lo
     if (!p->enabled || t - p->last < 0.1) return;
     p->last = t;
     rate = t > p->start ? (double)in / (t - p->start) / 1e6 : 0;
-    if (p->total)
+    if (p->total && out == 0)
+        fprintf(stderr, "\r\033[K%s: %3.0f%%  %s  %.0f MB/s", p->name, 100.0 * (double)in / (double)p->total,
+                cli_size(a, sizeof a, in), rate);
+    else if (p->total)
         fprintf(stderr, "\r\033[K%s: %3.0f%%  %s => %s  %.0f MB/s", p->name, 100.0 * (double)in / (double)p->total,
                 cli_size(a, sizeof a, in), cli_size(b, sizeof b, out), rate);
     else

@@ -55,6 +55,45 @@ typedef struct {
 size_t glyd_stParse(glyd_safetensors* st, const void* data, size_t size, const char** why);
 void glyd_stFree(glyd_safetensors* st);
 
+/* A header for tensors laid out in order (data offsets computed): 8-byte
+ * size, compact JSON padded with spaces to 8 bytes. metadataJson: a JSON
+ * object of strings, or NULL. The caller frees *header. */
+size_t glyd_stWriteHeader(uint8_t** header, size_t* size, const glyd_stTensor* tensors, size_t nb,
+                          const char* metadataJson);
+
+/* ------------------------------------------------------------------------ */
+/* Hugging Face folders                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* The fields of config.json the engine and the tools use; absent fields
+ * are 0 (or their documented defaults). */
+typedef struct {
+    char architecture[64];      /* architectures[0], e.g. LlamaForCausalLM */
+    char modelType[32];
+    char torchDtype[16];
+    unsigned long long hiddenSize, intermediateSize, nbLayers, nbHeads, nbKvHeads, headDim;
+    unsigned long long vocabSize, maxPositions;
+    double normEps, ropeTheta;
+    int tieEmbeddings, attentionBias;
+    long long bosToken, eosToken; /* -1 when absent */
+    char ropeScaling[16];       /* "", "linear", "yarn", ... */
+    double ropeFactor;
+    unsigned long long ropeOriginalMax;
+} glyd_hfConfig;
+
+size_t glyd_hfConfigParse(glyd_hfConfig* c, const char* text, size_t size, const char** why);
+
+/* model.safetensors.index.json: which shard holds each tensor. */
+typedef struct {
+    char** names;
+    char** files;
+    size_t nbEntries;
+} glyd_shardIndex;
+
+size_t glyd_shardIndexParse(glyd_shardIndex* x, const char* text, size_t size, const char** why);
+const char* glyd_shardIndexFind(const glyd_shardIndex* x, const char* tensor);
+void glyd_shardIndexFree(glyd_shardIndex* x);
+
 /* ------------------------------------------------------------------------ */
 /* Files                                                                    */
 /* ------------------------------------------------------------------------ */
@@ -78,6 +117,9 @@ void glyd_unmapFile(glyd_mappedFile* f);
 #define GLYD_PACK_HEADER  64
 #define GLYD_PACK_TRAILER 32
 #define GLYD_PACK_ALIGN   64              /* every blob starts on such a boundary */
+
+/* glyd_modelOpen over bytes in memory (which outlive the model). */
+glyd_model* glyd_modelOpenBytes(const void* data, size_t size, const glyd_packParams* params, size_t* error);
 
 /* Formats the one-line reason of a failure into params->message. */
 void glyd_packMessage(const glyd_packParams* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));

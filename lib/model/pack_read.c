@@ -36,7 +36,9 @@ typedef struct {
 } model_file;
 
 struct glyd_model_s {
-    glyd_mappedFile map;
+    glyd_mappedFile map;       /* when the model owns its file's mapping */
+    const uint8_t* data;       /* the packed file's bytes */
+    size_t size;
     uint64_t indexOffset;
     model_file* files;
     size_t nbFiles;
@@ -229,12 +231,50 @@ bad:
     RETURN_ERROR(pack_invalid, why);
 }
 
+/* Checks the header, trailer and index of a packed file's bytes. */
+static size_t open_bytes(glyd_model* m, const char* name, const glyd_packParams* params)
+{
+    const uint8_t* t;
+    uint64_t indexSize;
+    if (m->size < GLYD_PACK_HEADER + GLYD_PACK_TRAILER || memcmp(m->data, GLYD_PACK_MAGIC, 8) != 0 ||
+        glyd_read32(m->data + 8) != GLYD_PACK_VERSION) {
+        glyd_packMessage(params, "%s: not a packed model", name);
+        RETURN_ERROR(pack_invalid, "magic");
+    }
+    t = m->data + m->size - GLYD_PACK_TRAILER;
+    m->indexOffset = glyd_read64(t);
+    indexSize = glyd_read64(t + 8);
+    if (memcmp(t + 24, GLYD_PACK_MAGIC, 8) != 0 || m->indexOffset < GLYD_PACK_HEADER ||
+        m->indexOffset > m->size - GLYD_PACK_TRAILER ||
+        indexSize != m->size - GLYD_PACK_TRAILER - m->indexOffset) {
+        glyd_packMessage(params, "%s: truncated or damaged packed model", name);
+        RETURN_ERROR(pack_invalid, "trailer");
+    }
+    if (XXH3_64bits(m->data + m->indexOffset, (size_t)indexSize) != glyd_read64(t + 16)) {
+        glyd_packMessage(params, "%s: the index is damaged (checksum)", name);
+        RETURN_ERROR(checksum_wrong, "index");
+    }
+    return parse_index(m, (const char*)m->data + m->indexOffset, (size_t)indexSize, params);
+}
+
+glyd_model* glyd_modelOpenBytes(const void* data, size_t size, const glyd_packParams* params, size_t* error)
+{
+    glyd_model* const m = (glyd_model*)calloc(1, sizeof(glyd_model));
+    if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
+    m->data = (const uint8_t*)data;
+    m->size = size;
+    *error = open_bytes(m, "packed model", params);
+    if (GLYD_IS_ERROR(*error)) {
+        free_model(m);
+        return NULL;
+    }
+    return m;
+}
+
 glyd_model* glyd_modelOpen(const char* path, const glyd_packParams* params, size_t* error)
 {
     glyd_model* const m = (glyd_model*)calloc(1, sizeof(glyd_model));
     size_t r;
-    const uint8_t* t;
-    uint64_t indexSize;
     if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
     r = glyd_mapFile(&m->map, path);
     if (GLYD_IS_ERROR(r)) {
@@ -243,35 +283,16 @@ glyd_model* glyd_modelOpen(const char* path, const glyd_packParams* params, size
         *error = r;
         return NULL;
     }
-    if (m->map.size < GLYD_PACK_HEADER + GLYD_PACK_TRAILER || memcmp(m->map.data, GLYD_PACK_MAGIC, 8) != 0 ||
-        glyd_read32(m->map.data + 8) != GLYD_PACK_VERSION) {
-        glyd_packMessage(params, "%s: not a packed model", path);
-        r = GLYD_ERROR(pack_invalid);
-        goto fail;
+    m->data = m->map.data;
+    m->size = m->map.size;
+    r = open_bytes(m, path, params);
+    if (GLYD_IS_ERROR(r)) {
+        free_model(m);
+        *error = r;
+        return NULL;
     }
-    t = m->map.data + m->map.size - GLYD_PACK_TRAILER;
-    m->indexOffset = glyd_read64(t);
-    indexSize = glyd_read64(t + 8);
-    if (memcmp(t + 24, GLYD_PACK_MAGIC, 8) != 0 || m->indexOffset < GLYD_PACK_HEADER ||
-        m->indexOffset > m->map.size - GLYD_PACK_TRAILER ||
-        indexSize != m->map.size - GLYD_PACK_TRAILER - m->indexOffset) {
-        glyd_packMessage(params, "%s: truncated or damaged packed model", path);
-        r = GLYD_ERROR(pack_invalid);
-        goto fail;
-    }
-    if (XXH3_64bits(m->map.data + m->indexOffset, (size_t)indexSize) != glyd_read64(t + 16)) {
-        glyd_packMessage(params, "%s: the index is damaged (checksum)", path);
-        r = GLYD_ERROR(checksum_wrong);
-        goto fail;
-    }
-    r = parse_index(m, (const char*)m->map.data + m->indexOffset, (size_t)indexSize, params);
-    if (GLYD_IS_ERROR(r)) goto fail;
     *error = 0;
     return m;
-fail:
-    free_model(m);
-    *error = r;
-    return NULL;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -279,7 +300,7 @@ fail:
 /* ------------------------------------------------------------------------ */
 
 size_t glyd_modelNbFiles(const glyd_model* model) { return model->nbFiles; }
-unsigned long long glyd_modelPackedSize(const glyd_model* model) { return model->map.size; }
+unsigned long long glyd_modelPackedSize(const glyd_model* model) { return model->size; }
 
 size_t glyd_modelGetFile(const glyd_model* model, size_t file, glyd_modelFileInfo* info)
 {
@@ -319,7 +340,7 @@ size_t glyd_modelGetTensor(const glyd_model* model, size_t file, size_t tensor, 
 static size_t decode_blob(const glyd_model* m, int codec, uint64_t offset, uint64_t stored, void* dst,
                           size_t size, unsigned nbThreads)
 {
-    const uint8_t* const src = m->map.data + offset;
+    const uint8_t* const src = m->data + offset;
     size_t r;
     switch (codec) {
     case CODEC_RAW:
@@ -363,7 +384,7 @@ static size_t stream_frame(const glyd_model* m, const model_file* f, glyd_writeF
     glyd_DCtx* const d = glyd_createDCtx();
     size_t const cap = 1u << 20;
     uint8_t* const buf = (uint8_t*)malloc(cap);
-    glyd_inBuffer in = { m->map.data + f->offset, (size_t)f->stored, 0 };
+    glyd_inBuffer in = { m->data + f->offset, (size_t)f->stored, 0 };
     uint64_t total = 0;
     size_t r = 1;
     if (!d || !buf) { glyd_freeDCtx(d); free(buf); RETURN_ERROR(memory_allocation, "frame"); }
@@ -400,8 +421,8 @@ size_t glyd_modelExtractFile(const glyd_model* model, size_t file, glyd_writeFun
         if (f->codec == CODEC_FRAME) {
             FORWARD_IF_ERROR(stream_frame(model, f, write, opaque, &h));
         } else {
-            XXH3_64bits_update(&h, model->map.data + f->offset, (size_t)f->stored);
-            if (f->stored) FORWARD_IF_ERROR(write(opaque, model->map.data + f->offset, (size_t)f->stored));
+            XXH3_64bits_update(&h, model->data + f->offset, (size_t)f->stored);
+            if (f->stored) FORWARD_IF_ERROR(write(opaque, model->data + f->offset, (size_t)f->stored));
         }
     } else {
         /* the header, then each tensor in the order of its bytes */

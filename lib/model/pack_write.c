@@ -264,6 +264,65 @@ static size_t pack_file(pack_writer* w, json_t* files, const char* root, const c
     return r;
 }
 
+/* A sharded model's index must agree with its shards: each tensor it names
+ * lies in the shard it names, and each tensor of those shards is named. */
+static size_t check_shard_index(const char* root, const char* rel, const glyd_packParams* p)
+{
+    char path[PATH_MAX], dir[PATH_MAX];
+    glyd_mappedFile mf;
+    glyd_shardIndex x;
+    const char* why = NULL;
+    const char* slash = strrchr(rel, '/');
+    size_t i, r;
+    snprintf(dir, sizeof dir, "%s%s%.*s", root, slash ? "/" : "", slash ? (int)(slash - rel) : 0, rel);
+    if (!join_path(path, sizeof path, root, rel)) RETURN_ERROR(io_failed, "path too long");
+    FORWARD_IF_ERROR(glyd_mapFile(&mf, path));
+    r = glyd_shardIndexParse(&x, (const char*)mf.data, mf.size, &why);
+    glyd_unmapFile(&mf);
+    if (GLYD_IS_ERROR(r)) {
+        glyd_packMessage(p, "%s: %s", path, why);
+        RETURN_ERROR(safetensors_invalid, "index");
+    }
+    for (i = 0; i < x.nbEntries && !GLYD_IS_ERROR(r); i++) {
+        /* each shard once: at the first tensor that names it */
+        char shard[PATH_MAX];
+        glyd_safetensors st;
+        size_t j, k, named = 0;
+        for (j = 0; j < i; j++)
+            if (strcmp(x.files[j], x.files[i]) == 0) break;
+        if (j < i) continue;
+        if (!join_path(shard, sizeof shard, dir, x.files[i]) || GLYD_IS_ERROR(glyd_mapFile(&mf, shard))) {
+            glyd_packMessage(p, "%s: names %s, which cannot be read", path, x.files[i]);
+            r = GLYD_ERROR(safetensors_invalid);
+            break;
+        }
+        r = glyd_stParse(&st, mf.data, mf.size, &why);
+        if (GLYD_IS_ERROR(r)) {
+            glyd_packMessage(p, "%s: not a valid safetensors file: %s", shard, why);
+        } else {
+            for (j = 0; j < x.nbEntries && !GLYD_IS_ERROR(r); j++) {
+                if (strcmp(x.files[j], x.files[i]) != 0) continue;
+                named++;
+                for (k = 0; k < st.nbTensors; k++)
+                    if (strcmp(st.tensors[k].name, x.names[j]) == 0) break;
+                if (k == st.nbTensors) {
+                    glyd_packMessage(p, "%s: tensor %s is not in %s", path, x.names[j], x.files[i]);
+                    r = GLYD_ERROR(safetensors_invalid);
+                }
+            }
+            if (!GLYD_IS_ERROR(r) && named != st.nbTensors) {
+                glyd_packMessage(p, "%s: %s holds %zu tensors, the index names %zu", path, x.files[i],
+                                 st.nbTensors, named);
+                r = GLYD_ERROR(safetensors_invalid);
+            }
+            glyd_stFree(&st);
+        }
+        glyd_unmapFile(&mf);
+    }
+    glyd_shardIndexFree(&x);
+    return GLYD_IS_ERROR(r) ? r : 0;
+}
+
 /* The same file, named two ways (the output may lie inside the folder). */
 static int same_file(const char* a, const char* b)
 {
@@ -301,7 +360,7 @@ size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_pack
         r = walk(&files, modelDir, "", 0, params);
     }
     if (GLYD_IS_ERROR(r)) goto done;
-    qsort(files.paths, files.count, sizeof(char*), cmp_path);
+    if (files.count) qsort(files.paths, files.count, sizeof(char*), cmp_path);
     for (i = 0; i < files.count; i++) {
         char full[PATH_MAX];
         if (!join_path(full, sizeof full, modelDir, single ? "" : files.paths[i])) continue;
@@ -319,6 +378,13 @@ size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_pack
         glyd_packMessage(params, "%s: no files to pack", modelDir);
         r = GLYD_ERROR(io_failed);
         goto done;
+    }
+    for (i = 0; i < files.count && !single; i++) {
+        size_t const len = strlen(files.paths[i]);
+        if (len >= 23 && strcmp(files.paths[i] + len - 23, ".safetensors.index.json") == 0) {
+            r = check_shard_index(modelDir, files.paths[i], params);
+            if (GLYD_IS_ERROR(r)) goto done;
+        }
     }
 
     if (!join_path(tmp, sizeof tmp - 10, outPath, "")) {

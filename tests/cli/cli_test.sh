@@ -1062,6 +1062,81 @@ run "$GLYD" -9 --no-progress -f -o big.glyd big; want_rc 0
 want_quiet
 finish
 
+# --- packed models --------------------------------------------------------------
+
+FIX=$REPO/../shared/fixtures/stories260K
+if [ -r "$FIX/model.safetensors" ]; then
+    begin "pack, info, verify, unpack: the fixture folder comes back byte for byte"
+    fresh pack1
+    cp -r "$FIX" model && chmod -R u+w model
+    run "$GLYD" pack model -o m.glyd; want_rc 0
+    want "m.glyd does not start with the packed-model magic" test "$(head -c 8 m.glyd | od -An -tx1 | tr -d ' ')" = "f8474c595041434b"
+    run "$GLYD" info m.glyd; want_rc 0
+    want_out "embeddings"; want_out "bits/w"; want_out "total"
+    run "$GLYD" info --json m.glyd; want_rc 0
+    want_out '"bits_per_weight"'
+    run "$GLYD" verify m.glyd model; want_rc 0
+    want_out "match"
+    run "$GLYD" unpack m.glyd -o out; want_rc 0
+    want "unpacked folder differs from the source" diff -r model out
+    finish
+
+    begin "verify names the tensor that differs, and missing files"
+    fresh pack2
+    cp -r "$FIX" model && chmod -R u+w model
+    run "$GLYD" pack -q model -o m.glyd; want_rc 0
+    # a byte inside the last layer's weights (offset from the fixture's header)
+    printf '\x55' | dd of=model/model.safetensors bs=1 seek=500000 conv=notrunc 2>/dev/null
+    run "$GLYD" verify m.glyd model; want_rc 1
+    want_out "DIFFERS"; want_out "model.safetensors"; want_out "model.layers"
+    rm model/config.json
+    run "$GLYD" verify m.glyd model; want_rc 1
+    want_out "MISSING  config.json"
+    finish
+
+    begin "pack and unpack refuse to overwrite without -f; errors are one line"
+    fresh pack3
+    cp -r "$FIX" model && chmod -R u+w model
+    run "$GLYD" pack -q model -o m.glyd; want_rc 0
+    run "$GLYD" pack model -o m.glyd; want_rc 1
+    want_err "already exists"; want_err_lines 1
+    run "$GLYD" pack -q -f model -o m.glyd; want_rc 0
+    run "$GLYD" unpack -q m.glyd -o out; want_rc 0
+    run "$GLYD" unpack m.glyd -o out; want_rc 1
+    want_err "already exists"
+    run "$GLYD" unpack -q -f m.glyd -o out; want_rc 0
+    run "$GLYD" pack no-such-model; want_rc 1
+    want_err "no-such-model"; want_err_lines 1
+    run "$GLYD" unpack model/config.json -o x; want_rc 1
+    want_err "not a packed model"
+    head -c 3000 m.glyd > cut.glyd
+    run "$GLYD" info cut.glyd; want_rc 1
+    want_err "truncated"; want_err_lines 1
+    finish
+
+    begin "a broken safetensors file stops pack, naming the file"
+    fresh pack4
+    mkdir model && printf '\x10\0\0\0\0\0\0\0{"x": 1}       ' > model/bad.safetensors
+    run "$GLYD" pack model -o m.glyd; want_rc 1
+    want_err "bad.safetensors"; want_err_lines 1
+    want "no partial packed file" test ! -e m.glyd
+    finish
+
+    begin "glyd FILE.safetensors uses the tensor codec; -d and -t restore it exactly"
+    fresh pack5
+    cp "$FIX/model.safetensors" w.safetensors && chmod 644 w.safetensors
+    run "$GLYD" -q w.safetensors; want_rc 0
+    want "output is not a packed model" test "$(head -c 8 w.safetensors.glyd | od -An -tx1 | tr -d ' ')" = "f8474c595041434b"
+    want "not about 2/3 of the input" test "$(size_of w.safetensors.glyd)" -lt $(( $(size_of w.safetensors) * 3 / 4 ))
+    mv w.safetensors orig.safetensors
+    run "$GLYD" -q -t w.safetensors.glyd; want_rc 0
+    run "$GLYD" -q -d w.safetensors.glyd; want_rc 0
+    want "restored file differs" same w.safetensors orig.safetensors
+    finish
+else
+    skip "packed models" "fixtures missing"
+fi
+
 cd "$W" || exit 1
 echo "# run time: $(($(date +%s) - start)) s"
 summary_and_exit
