@@ -33,6 +33,9 @@ else
 Q := @
 endif
 
+# The shared model fixture that the packed-model checks use.
+FIXTURE  := ../shared/fixtures/stories260K
+
 LIB_SRC  := $(sort $(wildcard lib/*/*.c))
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
@@ -41,7 +44,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean portable
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -89,12 +92,25 @@ valgrind: all $(BUILD)/unit_tests
 	$(Q)GLYD_TEST_QUICK=1 GLYD_CORPUS=../shared/corpus $(VALGRIND) $(BUILD)/unit_tests \
 	    varint bits pool histogram fse_ huffman_round sequence repeat block_coder \
 	    small_inputs empty one_byte streaming flush custom concatenated frame_queries \
-	    segments parameters pledged wrong_checksum forged small_destination
+	    segments parameters pledged wrong_checksum forged small_destination \
+	    tensor_ safetensors hf_config pack_ packed_index damaged_packed
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
 	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/back $$tmp/alice29.txt.glyd && \
-	    cmp $$tmp/back samples/alice29.txt && rm -rf $$tmp && echo "valgrind: clean"
+	    cmp $$tmp/back samples/alice29.txt && \
+	    $(VALGRIND) $(BUILD)/glyd pack -q -T2 $(FIXTURE) -o $$tmp/m.glyd && \
+	    $(VALGRIND) $(BUILD)/glyd verify -q $$tmp/m.glyd $(FIXTURE) && \
+	    $(VALGRIND) $(BUILD)/glyd unpack -q $$tmp/m.glyd -o $$tmp/m && \
+	    diff -r $$tmp/m $(FIXTURE) && rm -rf $$tmp && echo "valgrind: clean"
+
+# The portable paths (no AVX2, no BMI2) that other CPUs take: the tensor and
+# packed-model tests on a build without SIMD.
+portable:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS="-O2 -g -DGLYD_NO_SIMD" \
+	    $(BUILD)/portable/unit_tests
+	$(Q)GLYD_CORPUS=../shared/corpus $(BUILD)/portable/unit_tests \
+	    tensor_ safetensors hf_config pack_ packed_index damaged_packed
 
 # libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
 # frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
@@ -136,7 +152,7 @@ $(BUILD)/bench_tensor: bench/bench_tensor.c $(BUILD)/libglyd.a
 	$(Q)./tools/deps.sh bench
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(BUILD)/libglyd.a -lzstd $(LDLIBS) -o $@
 bench-tensor: all $(BUILD)/bench_tensor
-	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),../shared/fixtures/stories260K/model.safetensors) $(BENCH_ARGS)
+	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),$(FIXTURE)/model.safetensors) $(BENCH_ARGS)
 
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model

@@ -241,7 +241,7 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
     s->oend = out + GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
 #  include <immintrin.h>
 
 /* 32 elements of the fast layout at once: each plane word's bits spread to
@@ -278,51 +278,53 @@ static uint64_t fast_group32_avx2(const uint8_t* group, const uint8_t* lut16, co
 #  define TENSOR_FAST_AVX2 0
 #endif
 
-/* The fast layout: codes from bit planes, escapes in order. */
-static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
-                                uint64_t escEnd, uint8_t* out)
+/* Elements [a, b) of the fast layout, one at a time: out[0] is element a.
+ * Returns 0 when the unit runs out of escapes. */
+static int fast_one_by_one(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t* esc, uint64_t escEnd,
+                           uint8_t* out)
 {
-    uint64_t const origin = a;
-    uint64_t i, esc = escStart;
-#if TENSOR_FAST_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        uint8_t lut[16];
-        uint64_t lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
-        int bad = 0;
-        memset(lut, 0, sizeof lut);
-        memcpy(lut, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
-        /* the unit's first elements, up to a group boundary, one by one */
-        for (i = a; i < lead; i++) {
-            const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
-            unsigned const bit = (unsigned)(i & 31);
-            unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
-                               (((glyd_read32(g + 8) >> bit) & 1) << 2);
-            if (c < GLYD_TENSOR_FAST_CODES) {
-                out[i - origin] = v->fastSymbols[c];
-            } else {
-                RETURN_ERROR_IF(esc >= escEnd, corruption_detected, "escape beyond the unit's escapes");
-                out[i - origin] = v->escapes[esc++];
-            }
-        }
-        for (; i + 32 <= b; i += 32) {
-            esc = fast_group32_avx2(v->codePlanes + (i >> 5) * 12, lut, v->escapes, esc, escEnd, out + (i - origin), &bad);
-            RETURN_ERROR_IF(bad, corruption_detected, "escape beyond the unit's escapes");
-        }
-        a = i; /* the rest, below, one by one */
-    }
-#endif
+    uint64_t i;
     for (i = a; i < b; i++) {
         const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
         unsigned const bit = (unsigned)(i & 31);
         unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
                            (((glyd_read32(g + 8) >> bit) & 1) << 2);
         if (c < GLYD_TENSOR_FAST_CODES) {
-            out[i - origin] = v->fastSymbols[c];
+            out[i - a] = v->fastSymbols[c];
         } else {
-            RETURN_ERROR_IF(esc >= escEnd, corruption_detected, "escape beyond the unit's escapes");
-            out[i - origin] = v->escapes[esc++];
+            if (*esc >= escEnd) return 0;
+            out[i - a] = v->escapes[(*esc)++];
         }
     }
+    return 1;
+}
+
+/* The fast layout: codes from bit planes, escapes in order. */
+static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
+                                uint64_t escEnd, uint8_t* out)
+{
+    uint64_t const origin = a;
+    uint64_t esc = escStart;
+#if TENSOR_FAST_AVX2
+    if (__builtin_cpu_supports("avx2")) {
+        uint64_t i;
+        uint8_t lut[16];
+        uint64_t lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
+        int bad = 0;
+        memset(lut, 0, sizeof lut);
+        memcpy(lut, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+        /* the unit's first elements, up to a group boundary, one by one */
+        RETURN_ERROR_IF(!fast_one_by_one(v, a, lead, &esc, escEnd, out), corruption_detected,
+                        "escape beyond the unit's escapes");
+        for (i = lead; i + 32 <= b; i += 32) {
+            esc = fast_group32_avx2(v->codePlanes + (i >> 5) * 12, lut, v->escapes, esc, escEnd, out + (i - origin), &bad);
+            RETURN_ERROR_IF(bad, corruption_detected, "escape beyond the unit's escapes");
+        }
+        a = i; /* the rest, below, one by one */
+    }
+#endif
+    RETURN_ERROR_IF(!fast_one_by_one(v, a, b, &esc, escEnd, out + (a - origin)), corruption_detected,
+                    "escape beyond the unit's escapes");
     RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
     return (size_t)(b - origin);
 }

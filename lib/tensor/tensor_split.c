@@ -10,7 +10,7 @@
  */
 #include "tensor.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
 #  include <immintrin.h>
 #  define TENSOR_HAVE_AVX2 1
 #else
