@@ -32,6 +32,19 @@
 #  define GLYD_PREFETCH(p) ((void)(p))
 #endif
 
+/* Hot decoding loops are compiled a second time for BMI2, whose shifts by a
+ * register amount (the bit readers' daily bread) are single instructions
+ * that leave the flags alone; the CPU is asked at run time. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
+#  define GLYD_DYNAMIC_BMI2 1
+#  define GLYD_TARGET_BMI2 __attribute__((target("bmi,bmi2")))
+GLYD_FORCE_INLINE int glyd_cpuHasBmi2(void) { return __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2"); }
+#else
+#  define GLYD_DYNAMIC_BMI2 0
+#  define GLYD_TARGET_BMI2
+GLYD_FORCE_INLINE int glyd_cpuHasBmi2(void) { return 0; }
+#endif
+
 #define GLYD_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define GLYD_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define GLYD_KB (1u << 10)
@@ -239,6 +252,9 @@ GLYD_FORCE_INLINE uint64_t glyd_bitReadFast(glyd_bitReader* br, unsigned nb)
     br->consumed += nb;
     return v;
 }
+
+/* The low n bits of v, n < 64 (one BZHI where the CPU has BMI2). */
+GLYD_FORCE_INLINE uint64_t glyd_lowBits(uint64_t v, unsigned n) { return v & ((1ULL << n) - 1); }
 
 /* Reads nb bits (0..57). */
 GLYD_FORCE_INLINE uint64_t glyd_bitRead(glyd_bitReader* br, unsigned nb)

@@ -58,7 +58,7 @@ size_t glyd_hufReadDTable(glyd_hufDTable* dt, const void* src, size_t size)
 }
 
 /* Decodes exactly n symbols from one stream. */
-static size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src, size_t size,
+GLYD_FORCE_INLINE size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src, size_t size,
                           const glyd_hufDTable* dt)
 {
     glyd_bitReader br;
@@ -89,8 +89,8 @@ static size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src, size_t siz
     return n;
 }
 
-size_t glyd_hufDecompress(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
-                          const glyd_hufDTable* dt, unsigned nbStreams)
+GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
+                                              const glyd_hufDTable* dt, unsigned nbStreams)
 {
     const uint8_t* const in = (const uint8_t*)src;
     if (nbStreams == 1) return huf_decode1(dst, dstSize, in, srcSize, dt);
@@ -157,4 +157,28 @@ size_t glyd_hufDecompress(uint8_t* dst, size_t dstSize, const void* src, size_t 
         }
         return dstSize;
     }
+}
+
+static size_t huf_decompress_default(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
+                                     const glyd_hufDTable* dt, unsigned nbStreams)
+{
+    return huf_decompress_body(dst, dstSize, src, srcSize, dt, nbStreams);
+}
+
+#if GLYD_DYNAMIC_BMI2
+GLYD_TARGET_BMI2 static size_t huf_decompress_bmi2(uint8_t* dst, size_t dstSize, const void* src,
+                                                   size_t srcSize, const glyd_hufDTable* dt,
+                                                   unsigned nbStreams)
+{
+    return huf_decompress_body(dst, dstSize, src, srcSize, dt, nbStreams);
+}
+#endif
+
+size_t glyd_hufDecompress(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
+                          const glyd_hufDTable* dt, unsigned nbStreams)
+{
+#if GLYD_DYNAMIC_BMI2
+    if (glyd_cpuHasBmi2()) return huf_decompress_bmi2(dst, dstSize, src, srcSize, dt, nbStreams);
+#endif
+    return huf_decompress_default(dst, dstSize, src, srcSize, dt, nbStreams);
 }

@@ -113,23 +113,18 @@ GLYD_FORCE_INLINE void glyd_storeSeq(glyd_seqStore* ss, size_t litLength, const 
 GLYD_FORCE_INLINE uint32_t glyd_resolveOffset(uint32_t rep[GLYD_REP_NUM], uint32_t offBase,
                                               int litLengthIsZero)
 {
-    uint32_t offset;
-    if (offBase > GLYD_REP_NUM) {
-        offset = offBase - GLYD_REP_NUM;
-        rep[2] = rep[1];
-        rep[1] = rep[0];
-        rep[0] = offset;
-        return offset;
-    }
-    {
-        unsigned const idx = offBase - 1 + (litLengthIsZero ? 1 : 0);
-        if (idx == 0) return rep[0];
-        offset = idx == 3 ? rep[0] - 1 : rep[idx];
-        if (idx != 1) rep[2] = rep[1];
-        rep[1] = rep[0];
-        rep[0] = offset;
-        return offset;
-    }
+    /* Selections rather than branches, and no indexing by a variable, so
+     * that a decoder keeps rep[] in registers: whether a sequence repeats an
+     * offset, and which, is data that no branch predictor learns. */
+    uint32_t const r0 = rep[0], r1 = rep[1], r2 = rep[2];
+    int const isNew = offBase > GLYD_REP_NUM;
+    unsigned const idx = offBase - 1 + (litLengthIsZero ? 1u : 0u); /* for a repeat: 0..3 */
+    uint32_t const repOffset = idx == 0 ? r0 : idx == 1 ? r1 : idx == 2 ? r2 : r0 - 1;
+    uint32_t const offset = isNew ? offBase - GLYD_REP_NUM : repOffset;
+    rep[2] = (isNew | (idx >= 2)) ? r1 : r2;
+    rep[1] = (isNew | (idx != 0)) ? r0 : r1;
+    rep[0] = offset;
+    return offset;
 }
 
 /* The offBase that names repeat slot `idx` (0..2) given the literal run. */
@@ -277,22 +272,30 @@ typedef struct {
     uint32_t base;
 } glyd_seqDEntry;
 
-typedef struct {
-    unsigned tableLog;
-    glyd_seqDEntry entry[1 << GLYD_ML_MAX_LOG];
-} glyd_seqDTable;
+/* The three fields' tables side by side, each at its place, with newState
+ * counted from entry[0]: a state is an index into `entry` whatever its
+ * field, so that the decoding loop needs one base pointer, not three. */
+#define GLYD_SEQ_LL_AT    0u
+#define GLYD_SEQ_OF_AT    (1u << GLYD_LL_MAX_LOG)
+#define GLYD_SEQ_ML_AT    (GLYD_SEQ_OF_AT + (1u << GLYD_OF_MAX_LOG))
+#define GLYD_SEQ_ENTRIES  (GLYD_SEQ_ML_AT + (1u << GLYD_ML_MAX_LOG))
 
-/* Builds the table of field k (0 LL, 1 OF, 2 ML) from a distribution. */
-void glyd_lzBuildSeqTable(glyd_seqDTable* t, unsigned k, const int16_t* norm, unsigned maxSymbol,
+typedef struct {
+    glyd_seqDEntry entry[GLYD_SEQ_ENTRIES];
+    unsigned tableLog[3];
+    int valid[3]; /* 0 until the field has a table (repeat mode needs one) */
+} glyd_seqDTables;
+
+/* Builds the table of field k (0 LL, 1 OF, 2 ML) from a distribution, at
+ * the field's place in t. */
+void glyd_lzBuildSeqTable(glyd_seqDTables* t, unsigned k, const int16_t* norm, unsigned maxSymbol,
                           unsigned tableLog);
 
 typedef struct {
     glyd_hufDTable huf;
     int hufValid;
-    glyd_seqDTable fresh[3];           /* LL, OF, ML tables read from blocks */
-    glyd_seqDTable predef[3];          /* the predefined distributions */
-    glyd_seqDTable rle[3];
-    const glyd_seqDTable* table[3];    /* in use: fresh, predef or rle; NULL before any */
+    glyd_seqDTables seq;               /* the tables in use */
+    glyd_seqDTables predef;            /* the predefined distributions */
     uint32_t rep[GLYD_REP_NUM];
     uint8_t* litBuf;                   /* litCap + GLYD_WILDCOPY_OVERLENGTH bytes */
     size_t litCap;
