@@ -26,6 +26,8 @@ typedef struct {
     int verbosity;        /* 0 quiet, 1 normal, 2+ verbose */
     int checksum;         /* write (compress) or verify (decompress) checksums */
     int progress;         /* -1 auto (terminal), 0 never, 1 always */
+    int longWindowLog;    /* --long[=N]: 0 off, else the window's log2 */
+    const char* dict;     /* -D DICT */
     int benchLast;        /* -e#: last level of a -b range */
     double benchSeconds;  /* -i#: seconds per measurement */
 } cli_options;

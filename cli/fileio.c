@@ -355,6 +355,11 @@ int cli_compressFile(const cli_options* o, const char* input)
     }
     glyd_CCtx_setParameter(cctx, glyd_c_compressionLevel, o->level);
     glyd_CCtx_setParameter(cctx, glyd_c_checksumFlag, o->checksum);
+    if (o->longWindowLog) {
+        glyd_CCtx_setParameter(cctx, glyd_c_longMatching, 1);
+        /* the default long window shrinks to fit a small input; an explicit one is kept */
+        if (o->longWindowLog > 0) glyd_CCtx_setParameter(cctx, glyd_c_windowLog, o->longWindowLog);
+    }
     if (glyd_isError(glyd_CCtx_setParameter(cctx, glyd_c_nbWorkers, o->threads))) {
         cli_error("-T%d: too many threads", o->threads);
         err = 1;
@@ -574,6 +579,8 @@ int cli_decompressFile(const cli_options* o, const char* input)
         goto done;
     }
     glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
+    /* --long=N also allows decoding windows that large, as with zstd */
+    if (o->longWindowLog > 27) glyd_DCtx_setParameter(dctx, glyd_d_windowLogMax, o->longWindowLog);
     cli_progressStart(&prog, o, in.name, in.isRegular ? (unsigned long long)in.st.st_size : 0);
     for (;;) {
         size_t const n = fread(ibuf, 1, isize, in.f);

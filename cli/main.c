@@ -28,6 +28,8 @@ static void usage(FILE* f)
         "  -#                compression level 1..19 (default %d)\n"
         "  --fast[=N]        faster levels, larger output (N = 1..%d, default 1)\n"
         "  --max             strongest level\n"
+        "  --long[=N]        find repeats up to 2^N bytes back (default 27: 128 MiB);\n"
+        "                    decoding N > 27 needs --long=N as well\n"
         "  -T#, --threads=#  use # threads (0 = all cores; default 1)\n"
         "  -o FILE           write to FILE (one input only)\n"
         "  -c, --stdout      write to standard output\n"
@@ -134,6 +136,14 @@ static int run(int argc, char** argv, const char** inputs)
             else if (!strcmp(l, "no-progress")) o.progress = 0;
             else if (!strcmp(l, "max")) maxLevel = 1;
             else if (!strcmp(l, "fast")) fastLevel = 1;
+            else if (!strcmp(l, "long")) o.longWindowLog = -1;
+            else if (!strncmp(l, "long=", 5)) {
+                const char* s = l + 5;
+                if (read_number(&s, &o.longWindowLog) || *s || o.longWindowLog < 10 || o.longWindowLog > 31) {
+                    cli_error("--long=N: N must be 10..31");
+                    return 1;
+                }
+            }
             else if (!strncmp(l, "fast=", 5)) {
                 const char* s = l + 5;
                 if (read_number(&s, &fastLevel) || *s || fastLevel < 1 || fastLevel > -GLYD_LEVEL_MIN) {

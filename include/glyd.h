@@ -200,6 +200,12 @@ typedef enum {
     /* Log2 of the largest match distance, 10..31. 0 = from the level. Larger
      * windows find older repeats and need more memory to decode. */
     glyd_c_windowLog        = 101,
+    /* Long-distance matching (1) or not (0, default): also finds repeats
+     * as far back as the window reaches, however large, at the cost of about
+     * 8 bytes of memory per 128 bytes of window. With windowLog left at 0 the
+     * window becomes 2^27 (128 MiB), or less for a smaller input. Useful for
+     * large inputs with distant repeats (archives, disk images, datasets). */
+    glyd_c_longMatching     = 102,
     /* Emit an XXH64 content checksum (1, default) or not (0). */
     glyd_c_checksumFlag     = 200,
     /* Record the content size in the frame header when known (1, default). */

@@ -9,6 +9,7 @@
  * codes them in parallel.
  */
 #include "frame.h"
+#include "../lz/ldm.h"
 
 enum { STAGE_IDLE = 0, STAGE_ONGOING, STAGE_ENDING };
 
@@ -20,9 +21,13 @@ typedef struct {
     int nbWorkers;
     int segmentLog;    /* -1 off, 0 auto */
     int blockLog;      /* 0 = default */
+    int longMatching;
 } cparams;
 
-static const cparams kDefaultParams = { GLYD_LEVEL_DEFAULT, 0, 1, 1, 0, 0, 0 };
+static const cparams kDefaultParams = { GLYD_LEVEL_DEFAULT, 0, 1, 1, 0, 0, 0, 0 };
+
+/* The window that long-distance matching opens when none is asked for. */
+#define LONG_WINDOWLOG_DEFAULT 27
 
 typedef struct {
     glyd_lzCCtx* zc;
@@ -129,7 +134,8 @@ glyd_bounds glyd_cParam_getBounds(glyd_cParameter param)
     case glyd_c_compressionLevel: b.lowerBound = GLYD_LEVEL_MIN; b.upperBound = GLYD_LEVEL_MAX; break;
     case glyd_c_windowLog: b.lowerBound = GLYD_WINDOWLOG_MIN; b.upperBound = GLYD_WINDOWLOG_MAX; break;
     case glyd_c_checksumFlag:
-    case glyd_c_contentSizeFlag: b.lowerBound = 0; b.upperBound = 1; break;
+    case glyd_c_contentSizeFlag:
+    case glyd_c_longMatching: b.lowerBound = 0; b.upperBound = 1; break;
     case glyd_c_nbWorkers: b.lowerBound = 0; b.upperBound = 256; break;
     case glyd_c_segmentLog: b.lowerBound = -1; b.upperBound = GLYD_SEGMENTLOG_MAX; break;
     case glyd_c_blockLog: b.lowerBound = 12; b.upperBound = GLYD_BLOCKLOG_MAX; break;
@@ -157,6 +163,7 @@ size_t glyd_CCtx_setParameter(glyd_CCtx* c, glyd_cParameter param, int value)
         c->req.segmentLog = value;
         break;
     case glyd_c_blockLog: c->req.blockLog = value; break;
+    case glyd_c_longMatching: c->req.longMatching = value; break;
     default: RETURN_ERROR(parameter_unsupported, "unknown parameter");
     }
     return 0;
@@ -172,6 +179,7 @@ size_t glyd_CCtx_getParameter(const glyd_CCtx* c, glyd_cParameter param, int* va
     case glyd_c_nbWorkers: *value = c->req.nbWorkers; break;
     case glyd_c_segmentLog: *value = c->req.segmentLog; break;
     case glyd_c_blockLog: *value = c->req.blockLog; break;
+    case glyd_c_longMatching: *value = c->req.longMatching; break;
     default: RETURN_ERROR(parameter_unsupported, "unknown parameter");
     }
     return 0;
@@ -208,11 +216,11 @@ size_t glyd_CCtx_reset(glyd_CCtx* c, glyd_ResetDirective reset)
 /* Makes *slot a coder for the frame's parameters, reusing it if it fits. */
 static size_t get_coder(glyd_CCtx* c, glyd_lzCCtx** slot)
 {
-    if (glyd_lzCCtxFits(*slot, &c->lp, c->blockLog)) return 0;
+    if (glyd_lzCCtxFits(*slot, &c->lp, c->blockLog)) return glyd_lzSetLongMatching(*slot, c->req.longMatching);
     glyd_lzFreeCCtx(*slot);
     *slot = glyd_lzCreateCCtx(&c->lp, c->blockLog, c->mem);
     RETURN_ERROR_IF(*slot == NULL, memory_allocation, "block coder");
-    return 0;
+    return glyd_lzSetLongMatching(*slot, c->req.longMatching);
 }
 
 static size_t seg_bound(const glyd_CCtx* c)
@@ -237,7 +245,14 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
 {
     int const known = srcSize != GLYD_CONTENTSIZE_UNKNOWN;
     glyd_lzParamsForLevel(&c->lp, c->req.level, known ? GLYD_MAX(srcSize, 1) : 0);
-    if (c->req.windowLog) c->lp.windowLog = (unsigned)c->req.windowLog;
+    if (c->req.windowLog) {
+        c->lp.windowLog = (unsigned)c->req.windowLog;
+    } else if (c->req.longMatching) {
+        /* as large as the input needs, up to the default long window */
+        unsigned w = LONG_WINDOWLOG_DEFAULT;
+        while (known && w > c->lp.windowLog && (1ULL << (w - 1)) >= srcSize) w--;
+        c->lp.windowLog = GLYD_MAX(c->lp.windowLog, w);
+    }
     c->blockLog = c->req.blockLog ? (unsigned)c->req.blockLog : GLYD_BLOCKLOG_DEFAULT;
     /* a block never exceeds the window, so that a block's matches stay
      * inside history the decoder keeps */

@@ -4,7 +4,7 @@
  * Huffman (or raw / run-length), sequence codes with tANS tables chosen per
  * field by estimated cost (predefined, run-length, fresh or repeated).
  */
-#include "lz.h"
+#include "ldm.h"
 
 /* Tables and repeat offsets move forward only when a block is emitted
  * compressed, which is when the decoder sees them too. */
@@ -42,6 +42,8 @@ struct glyd_lzCCtx_s {
     int hufValid;
     fse_field field[3];
     glyd_fseCTable predef[3];
+    glyd_ldm* ldm;                  /* long-distance matching, or NULL */
+    glyd_ldmMatch* ldmMatches;      /* one block's long matches */
 };
 
 static const unsigned kMaxCode[3] = { GLYD_LL_MAX_CODE, GLYD_OF_MAX_CODE, GLYD_ML_MAX_CODE };
@@ -102,6 +104,8 @@ void glyd_lzFreeCCtx(glyd_lzCCtx* zc)
     glyd_free(zc->ss.seqs, zc->mem);
     glyd_free(zc->ss.lits, zc->mem);
     glyd_free(zc->codes, zc->mem);
+    glyd_ldmFree(zc->ldm);
+    glyd_free(zc->ldmMatches, zc->mem);
     glyd_free(zc, zc->mem);
 }
 
@@ -115,6 +119,7 @@ void glyd_lzStartHistory(glyd_lzCCtx* zc, const uint8_t* start)
     if (ms->nextIndex > (1u << 30)) {
         memset(ms->hashTable, 0, sizeof(uint32_t) << ms->p.hashLog);
         memset(ms->chainTable, 0, sizeof(uint32_t) << ms->p.chainLog);
+        if (zc->ldm) glyd_ldmReset(zc->ldm);
         ms->nextIndex = 1;
     }
     ms->base = start - ms->nextIndex;
@@ -134,8 +139,9 @@ void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift)
 
 /* Keeps indices below 2^32 in a history longer than 3 GiB: slides every
  * index down by a multiple of the chain size (chain slots stay put). */
-static void correct_indices(glyd_matchState* ms, const uint8_t* src)
+static void correct_indices(glyd_lzCCtx* zc, const uint8_t* src)
 {
+    glyd_matchState* const ms = &zc->ms;
     uint32_t const cur = (uint32_t)(src - ms->base);
     uint32_t const windowSize = 1u << ms->p.windowLog;
     uint32_t const cycleMask = (1u << ms->p.chainLog) - 1;
@@ -148,6 +154,7 @@ static void correct_indices(glyd_matchState* ms, const uint8_t* src)
     ms->base += corr;
     ms->lowLimit = ms->lowLimit > corr ? ms->lowLimit - corr : 1;
     ms->nextToUpdate = ms->nextToUpdate > corr ? ms->nextToUpdate - corr : ms->lowLimit;
+    if (zc->ldm) glyd_ldmCorrectIndices(zc->ldm, corr);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -335,6 +342,48 @@ static size_t encode_seq_stream(uint8_t* dst, size_t cap, const glyd_seq* seqs,
 /* Block                                                                    */
 /* ------------------------------------------------------------------------ */
 
+size_t glyd_lzSetLongMatching(glyd_lzCCtx* zc, int enable)
+{
+    if (!enable) {
+        glyd_ldmFree(zc->ldm);
+        glyd_free(zc->ldmMatches, zc->mem);
+        zc->ldm = NULL;
+        zc->ldmMatches = NULL;
+        return 0;
+    }
+    if (zc->ldm) return 0;
+    zc->ldm = glyd_ldmCreate(zc->p.windowLog, zc->mem);
+    zc->ldmMatches = (glyd_ldmMatch*)glyd_malloc(
+        (zc->blockMax / GLYD_LDM_MIN_MATCH + 1) * sizeof(glyd_ldmMatch), zc->mem);
+    if (!zc->ldm || !zc->ldmMatches) {
+        glyd_lzSetLongMatching(zc, 0);
+        return GLYD_ERROR(memory_allocation);
+    }
+    return 0;
+}
+
+/* Sequences for a block: the long matches, if any, with the level's finder
+ * parsing the gaps between them. Returns the number of trailing literals. */
+static size_t parse_block(glyd_lzCCtx* zc, uint32_t rep[GLYD_REP_NUM], const uint8_t* src, size_t srcSize)
+{
+    /* shorter gaps are not worth a finder's setting up */
+    size_t const minParse = 16;
+    const uint8_t* ip = src;
+    size_t n, i, rest;
+    if (!zc->ldm) return srcSize >= minParse ? zc->finder(&zc->ms, &zc->ss, rep, src, srcSize) : srcSize;
+    n = glyd_ldmFind(zc->ldm, &zc->ms, src, srcSize, zc->ldmMatches, zc->blockMax / GLYD_LDM_MIN_MATCH + 1);
+    for (i = 0; i < n; i++) {
+        const uint8_t* const start = src + zc->ldmMatches[i].start;
+        size_t const gap = (size_t)(start - ip);
+        size_t const lits = gap >= minParse ? zc->finder(&zc->ms, &zc->ss, rep, ip, gap) : gap;
+        glyd_lzStoreMatch(&zc->ss, rep, start - lits, lits, GLYD_OFFSET_TO_OFFBASE(zc->ldmMatches[i].offset),
+                          zc->ldmMatches[i].length);
+        ip = start + zc->ldmMatches[i].length;
+    }
+    rest = (size_t)(src + srcSize - ip);
+    return rest >= minParse ? zc->finder(&zc->ms, &zc->ss, rep, ip, rest) : rest;
+}
+
 size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
                             const uint8_t* src, size_t srcSize)
 {
@@ -352,8 +401,8 @@ size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
     memcpy(rep, zc->rep, sizeof(rep));
     ss->nbSeq = 0;
     ss->nbLits = 0;
-    if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(&zc->ms, src);
-    lastLits = srcSize >= 16 ? zc->finder(&zc->ms, ss, rep, src, srcSize) : srcSize;
+    if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(zc, src);
+    lastLits = parse_block(zc, rep, src, srcSize);
     memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
     ss->nbLits += lastLits;
     zc->ms.nextIndex = (uint32_t)(src + srcSize - zc->ms.base);

@@ -238,6 +238,19 @@ roundtrip "empty file" empty
 roundtrip "1-byte file" one
 roundtrip "1-byte file, -19" one -19
 roundtrip "random (incompressible) 1 MiB" random
+roundtrip "logs (2.3 MB), --long" logs.log --long
+roundtrip "binary, -1 --long=24" llvm.bin -1 --long=24
+
+begin "--long finds a repeat 5 MiB back that -3 cannot, and decodes it"
+fresh long-repeat random llvm.bin
+cat random llvm.bin random > far
+run "$GLYD" -q -3 -c far; want_rc 0; plain=$(wc -c < "$CAP/out")
+run "$GLYD" -q -3 --long far; want_rc 0
+long=$(stat -c %s far.glyd 2>/dev/null || echo 0)
+want "--long output ($long bytes) not 1 MB smaller than -3's ($plain)" test "$((long + 1000000))" -lt "$plain"
+run "$GLYD" -q -d -c far.glyd; want_rc 0
+want "--long did not round-trip" same "$CAP/out" far
+finish
 roundtrip "4 MiB of zeros" zeros
 roundtrip "1 MiB of zeros" zeros1m
 roundtrip "3 MiB + 1 byte of zeros" zeros3m1
@@ -708,6 +721,8 @@ expect_fail "level -0 is refused" 1 "-0" "$GLYD" -0 -c "$D/small1"
 expect_fail "--fast=0 is refused" 1 "--fast" "$GLYD" --fast=0 -c "$D/small1"
 expect_fail "--fast=1000 is refused" 1 "--fast" "$GLYD" --fast=1000 -c "$D/small1"
 expect_fail "--fast=x is refused" 1 "--fast" "$GLYD" --fast=x -c "$D/small1"
+expect_fail "--long=9 is refused" 1 "--long" "$GLYD" --long=9 -c "$D/small1"
+expect_fail "--long=x is refused" 1 "--long" "$GLYD" --long=x -c "$D/small1"
 expect_fail "-T without a number is refused" 1 "-T" "$GLYD" -T -c "$D/small1"
 expect_fail "--threads=x is refused" 1 "threads" "$GLYD" --threads=x -c "$D/small1"
 expect_fail "-o without a file name is refused" 1 "-o" "$GLYD" -c "$D/small1" -o

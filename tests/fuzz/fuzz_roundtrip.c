@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     size_t cap, csize, r;
     int level;
     if (size < 3) return 0;
-    /* byte 0: level, byte 1: options, the rest: content */
+    /* byte 0: level and long matching, byte 1: options, the rest: content */
     level = (int)(data[0] % 28) - 5; /* -5 .. 22 */
     if (level == 0) level = 1;
     c = glyd_createCCtx();
@@ -28,6 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (data[1] & 4) glyd_CCtx_setParameter(c, glyd_c_windowLog, 10 + (data[1] >> 5));
     if (data[1] & 8) glyd_CCtx_setParameter(c, glyd_c_nbWorkers, 2);
     if (data[1] & 16) glyd_CCtx_setParameter(c, glyd_c_blockLog, 12);
+    if ((data[0] / 28) & 1) glyd_CCtx_setParameter(c, glyd_c_longMatching, 1);
     data += 2;
     size -= 2;
     cap = glyd_compressBound(size);
