@@ -65,6 +65,9 @@ static glyd_lzFinder finder_for(glyd_strategy s)
     case glyd_dfast: return glyd_lzFindDFast;
     case glyd_greedy: return glyd_lzFindGreedy;
     case glyd_lazy: return glyd_lzFindLazy;
+    case glyd_btopt: return glyd_lzFindBtOpt;
+    case glyd_btultra: return glyd_lzFindBtUltra;
+    case glyd_btultra2: return glyd_lzFindBtUltra2;
     case glyd_lazy2:
     default: return glyd_lzFindLazy2;
     }
@@ -86,7 +89,9 @@ glyd_lzCCtx* glyd_lzCreateCCtx(const glyd_lzParams* p, unsigned blockLog, glyd_c
     zc->ss.seqs = (glyd_seq*)glyd_malloc(zc->ss.maxSeq * sizeof(glyd_seq), mem);
     zc->ss.lits = (uint8_t*)glyd_malloc(zc->blockMax + GLYD_WILDCOPY_OVERLENGTH, mem);
     zc->codes = (uint8_t*)glyd_malloc(3 * zc->ss.maxSeq, mem);
-    if (!zc->ms.hashTable || !zc->ms.chainTable || !zc->ss.seqs || !zc->ss.lits || !zc->codes) {
+    if (glyd_lzUsesOpt(p->strategy)) zc->ms.opt = glyd_lzCreateOptState(zc->blockMax, mem);
+    if (!zc->ms.hashTable || !zc->ms.chainTable || !zc->ss.seqs || !zc->ss.lits || !zc->codes ||
+        (glyd_lzUsesOpt(p->strategy) && !zc->ms.opt)) {
         glyd_lzFreeCCtx(zc);
         return NULL;
     }
@@ -104,6 +109,7 @@ void glyd_lzFreeCCtx(glyd_lzCCtx* zc)
     glyd_free(zc->ss.seqs, zc->mem);
     glyd_free(zc->ss.lits, zc->mem);
     glyd_free(zc->codes, zc->mem);
+    glyd_lzFreeOptState(zc->ms.opt);
     glyd_ldmFree(zc->ldm);
     glyd_free(zc->ldmMatches, zc->mem);
     glyd_free(zc, zc->mem);
@@ -360,6 +366,24 @@ size_t glyd_lzSetLongMatching(glyd_lzCCtx* zc, int enable)
         return GLYD_ERROR(memory_allocation);
     }
     return 0;
+}
+
+void glyd_lzLoadHistory(glyd_lzCCtx* zc, const uint8_t* src, size_t size)
+{
+    size_t pos = 0;
+    /* The finder indexes what it parses; its sequences are dropped, and the
+     * repeat offsets stay as a new history has them, as the decoder's do. */
+    while (pos < size) {
+        size_t const n = GLYD_MIN(zc->blockMax, size - pos);
+        uint32_t rep[GLYD_REP_NUM];
+        memcpy(rep, zc->rep, sizeof(rep));
+        zc->ss.nbSeq = 0;
+        zc->ss.nbLits = 0;
+        if (n >= 16) zc->finder(&zc->ms, &zc->ss, rep, src + pos, n);
+        if (zc->ldm) glyd_ldmFind(zc->ldm, &zc->ms, src + pos, n, NULL, 0);
+        pos += n;
+    }
+    zc->ms.nextIndex = (uint32_t)(src + size - zc->ms.base);
 }
 
 /* Sequences for a block: the long matches, if any, with the level's finder

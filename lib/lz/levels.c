@@ -4,7 +4,7 @@
 /* strategy, windowLog, hashLog, chainLog, searchLog, minMatch, targetLength */
 static const glyd_lzParams kLevels[GLYD_LEVEL_MAX + 1] = {
     { glyd_fast,   19, 15, 15, 0, 5, 0, 1 },   /* 0: unused (default level) */
-    { glyd_fast,   19, 16, 16, 0, 5, 0, 1 },   /* 1 */
+    { glyd_fast,   19, 14, 14, 0, 6, 0, 1 },   /* 1 */
     { glyd_dfast,  20, 17, 16, 0, 5, 0, 1 },   /* 2 */
     { glyd_dfast,  21, 18, 17, 0, 5, 0, 1 },   /* 3 */
     { glyd_greedy, 21, 18, 18, 1, 5, 0, 1 },   /* 4 */
@@ -13,19 +13,22 @@ static const glyd_lzParams kLevels[GLYD_LEVEL_MAX + 1] = {
     { glyd_lazy,   22, 19, 20, 4, 5, 0, 1 },   /* 7 */
     { glyd_lazy2,  22, 20, 20, 4, 5, 0, 1 },   /* 8 */
     { glyd_lazy2,  22, 20, 21, 5, 5, 0, 1 },   /* 9 */
-    { glyd_lazy2,  22, 21, 21, 5, 5, 0, 1 },   /* 10 */
-    { glyd_lazy2,  22, 21, 21, 6, 5, 0, 1 },   /* 11 */
-    { glyd_lazy2,  23, 21, 22, 6, 5, 0, 1 },   /* 12 */
-    { glyd_lazy2,  23, 22, 22, 7, 4, 0, 1 },   /* 13 */
-    { glyd_lazy2,  23, 22, 22, 7, 4, 0, 1 },   /* 14 */
-    { glyd_lazy2,  23, 22, 23, 8, 4, 0, 1 },   /* 15 */
-    { glyd_lazy2,  23, 22, 23, 8, 4, 0, 1 },   /* 16 */
-    { glyd_lazy2,  23, 23, 23, 9, 4, 0, 1 },   /* 17 */
-    { glyd_lazy2,  23, 23, 24, 9, 4, 0, 1 },   /* 18 */
-    { glyd_lazy2,  23, 23, 24, 10, 4, 0, 1 },  /* 19 */
-    { glyd_lazy2,  25, 24, 25, 10, 4, 0, 1 },  /* 20 */
-    { glyd_lazy2,  26, 24, 26, 11, 4, 0, 1 },  /* 21 */
-    { glyd_lazy2,  27, 25, 27, 12, 4, 0, 1 },  /* 22: --max */
+    /* 10-22: binary tree and optimal parse. A match of targetLength is
+     * taken as it is; shorter ones leave the parser every choice, which
+     * pays on logs and tables, where long matches have many starts. */
+    { glyd_btopt,    22, 20, 21, 3, 4, 128, 1 }, /* 10 */
+    { glyd_btopt,    22, 21, 22, 3, 4, 128, 1 }, /* 11 */
+    { glyd_btopt,    22, 21, 22, 4, 4, 192, 1 }, /* 12 */
+    { glyd_btopt,    22, 21, 22, 4, 4, 256, 1 }, /* 13 */
+    { glyd_btopt,    22, 22, 22, 5, 4, 256, 1 }, /* 14 */
+    { glyd_btopt,    22, 22, 23, 5, 4, 256, 1 }, /* 15 */
+    { glyd_btultra,  22, 22, 23, 5, 4, 256, 1 }, /* 16 */
+    { glyd_btultra,  23, 22, 23, 5, 3, 256, 1 }, /* 17 */
+    { glyd_btultra,  23, 22, 24, 5, 3, 256, 1 }, /* 18 */
+    { glyd_btultra,  23, 22, 24, 6, 3, 256, 1 }, /* 19 */
+    { glyd_btultra2, 25, 23, 25, 7, 3, 512, 1 }, /* 20 */
+    { glyd_btultra2, 26, 24, 26, 8, 3, 768, 1 }, /* 21 */
+    { glyd_btultra2, 27, 25, 27, 9, 3, 999, 1 }, /* 22: --max */
 };
 
 void glyd_lzParamsForLevel(glyd_lzParams* p, int level, unsigned long long srcSizeHint)

@@ -161,7 +161,10 @@ typedef enum {
     glyd_dfast,      /* a long and a short hash */
     glyd_greedy,     /* hash chain, first good match taken */
     glyd_lazy,       /* hash chain, one position of lookahead */
-    glyd_lazy2       /* hash chain, two positions of lookahead */
+    glyd_lazy2,      /* hash chain, two positions of lookahead */
+    glyd_btopt,      /* binary tree, price-based optimal parse */
+    glyd_btultra,    /* the same, with more price refinement over each block */
+    glyd_btultra2    /* the same, refined further (the top levels) */
 } glyd_strategy;
 
 typedef struct {
@@ -169,9 +172,10 @@ typedef struct {
     unsigned windowLog;
     unsigned hashLog;     /* main table */
     unsigned chainLog;    /* chain table (dfast: the second hash table) */
-    unsigned searchLog;   /* chain steps: 2^searchLog */
+    unsigned searchLog;   /* chain steps (bt: tree nodes visited): 2^searchLog */
     unsigned minMatch;    /* bytes hashed, and shortest match searched */
-    unsigned targetLength;/* a match this long ends the search */
+    unsigned targetLength;/* a match this long ends the search (bt: and is taken
+                           * without looking at the positions it covers) */
     unsigned acceleration;/* fast: step growth on misses (1 = normal) */
 } glyd_lzParams;
 
@@ -183,13 +187,17 @@ void glyd_lzParamsForLevel(glyd_lzParams* p, int level, unsigned long long srcSi
 /* Match state                                                              */
 /* ------------------------------------------------------------------------ */
 
+/* The optimal parser's workspace (match_opt.c). */
+typedef struct glyd_optState_s glyd_optState;
+
 typedef struct {
     const uint8_t* base;  /* address of index 0 */
     uint32_t lowLimit;    /* smallest index a match may start at */
     uint32_t nextToUpdate;/* first index not yet inserted in the tables */
     uint32_t nextIndex;   /* index where the next history starts */
     uint32_t* hashTable;
-    uint32_t* chainTable;
+    uint32_t* chainTable; /* bt: two slots per position, its smaller and larger child */
+    glyd_optState* opt;   /* bt strategies only; NULL elsewhere */
     glyd_lzParams p;
 } glyd_matchState;
 
@@ -203,6 +211,18 @@ size_t glyd_lzFindDFast(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8
 size_t glyd_lzFindGreedy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
 size_t glyd_lzFindLazy(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
 size_t glyd_lzFindLazy2(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+/* The bt finders need ms->opt, made for calls of at most blockMax bytes; an
+ * uninitialised (zeroed) tree is valid. Without ms->opt they parse as lazy2. */
+size_t glyd_lzFindBtOpt(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindBtUltra(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+size_t glyd_lzFindBtUltra2(glyd_matchState*, glyd_seqStore*, uint32_t*, const uint8_t*, size_t);
+
+/* True for the strategies that need an optimal parser's workspace. */
+GLYD_FORCE_INLINE int glyd_lzUsesOpt(glyd_strategy s) { return s >= glyd_btopt && s <= glyd_btultra2; }
+/* The workspace for finder calls of at most blockMax bytes; NULL when the
+ * allocator fails. Its size is about 80 x blockMax bytes. */
+glyd_optState* glyd_lzCreateOptState(size_t blockMax, glyd_customMem mem);
+void glyd_lzFreeOptState(glyd_optState* o); /* NULL is fine */
 
 /* Finders read 8 bytes at a time near the current position, so they stop
  * this far before the end of a block. */
@@ -248,6 +268,9 @@ int glyd_lzCCtxFits(const glyd_lzCCtx* zc, const glyd_lzParams* p, unsigned bloc
 
 /* Starts a new independent history whose first byte is at `start`. */
 void glyd_lzStartHistory(glyd_lzCCtx* zc, const uint8_t* start);
+/* Makes src[0..size), which starts zc's history (glyd_lzStartHistory), a
+ * history that later blocks find matches in: a dictionary's content. */
+void glyd_lzLoadHistory(glyd_lzCCtx* zc, const uint8_t* src, size_t size);
 /* The caller moved its history buffer `shift` bytes down in memory. */
 void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift);
 

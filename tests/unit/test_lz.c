@@ -235,3 +235,214 @@ TEST(block_coder_declines_random_data)
     CHECK(glyd_lzCompressBlock(zc, comp, sizeof comp, src, sizeof src) == 0);
     glyd_lzFreeCCtx(zc);
 }
+
+/* ------------------------------------------------------------------------ */
+/* The binary-tree finder and optimal parser (levels 10-22)                 */
+/* ------------------------------------------------------------------------ */
+
+#include "glyd.h"
+
+/* Compresses src at `level` through the public API (window 2^windowLog
+ * unless 0), decompresses and compares. Returns the compressed size, or
+ * SIZE_MAX if anything failed. */
+static size_t opt_frame_round_trip(const uint8_t* src, size_t n, int level, int windowLog)
+{
+    size_t const cap = glyd_compressBound(n);
+    uint8_t* const comp = (uint8_t*)malloc(cap);
+    uint8_t* const out = (uint8_t*)malloc(n + 1);
+    glyd_CCtx* const c = glyd_createCCtx();
+    size_t csize = SIZE_MAX;
+    if (comp && out && c && !glyd_isError(glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level)) &&
+        (windowLog == 0 || !glyd_isError(glyd_CCtx_setParameter(c, glyd_c_windowLog, windowLog)))) {
+        size_t const r = glyd_compress2(c, comp, cap, src, n);
+        if (!glyd_isError(r)) {
+            size_t const d = glyd_decompress(out, n + 1, comp, r);
+            if (d == n && memcmp(out, src, n) == 0) csize = r;
+        }
+    }
+    if (csize == SIZE_MAX) fprintf(stderr, "    level %d, %zu bytes, window %d: round trip fails\n", level, n, windowLog);
+    glyd_freeCCtx(c);
+    free(comp);
+    free(out);
+    return csize;
+}
+
+TEST(opt_levels_round_trip_corpus)
+{
+    /* small files at every level; larger ones (several blocks, and tables
+     * and binaries with long matches) at the levels where settings change */
+    const char* const files[] = { "text/alice29.txt", "logs/Mac_2k.log", "tables/diamonds.csv",
+                                  "bin/libllvm14.part" };
+    static const int someLevels[] = { 10, 15, 16, 19, 22 };
+    size_t f;
+    for (f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[1024];
+        size_t n;
+        uint8_t* data;
+        int level;
+        snprintf(path, sizeof path, "%s/%s", corpus_dir(), files[f]);
+        data = read_file(path, &n);
+        if (!data) continue;
+        if (n > (600u << 10)) n = harness_quick() ? 300u << 10 : 600u << 10;
+        for (level = 10; level <= GLYD_LEVEL_MAX; level++) {
+            size_t k, wanted = f < 2 && !harness_quick();
+            for (k = 0; k < sizeof someLevels / sizeof someLevels[0]; k++) wanted |= someLevels[k] == level;
+            if (!wanted) continue;
+            {
+                size_t const c = opt_frame_round_trip(data, n, level, 0);
+                CHECK(c != SIZE_MAX);
+                /* alice29.txt: zstd -19 gives 49215 bytes, lazy2 52500 */
+                if (f == 0 && level >= 16) CHECK(c < 50200);
+            }
+        }
+        free(data);
+    }
+}
+
+TEST(opt_levels_round_trip_edge_cases)
+{
+    static const int levels[] = { 10, 16, 22 };
+    size_t const big = 1u << 20;
+    uint8_t* const buf = (uint8_t*)malloc(big);
+    test_rng r = { 29 };
+    size_t k, i;
+    if (!buf) return;
+    for (k = 0; k < sizeof levels / sizeof levels[0]; k++) {
+        int const level = levels[k];
+        size_t c;
+        /* tiny inputs, around the finder's end margin */
+        size_t const tiny[] = { 0, 1, 7, 12, 16, 20, 33 };
+        for (i = 0; i < sizeof tiny / sizeof tiny[0]; i++) {
+            rng_fill(&r, buf, tiny[i]);
+            CHECK(opt_frame_round_trip(buf, tiny[i], level, 0) != SIZE_MAX);
+        }
+        /* zeros over several blocks, with a few marks so that no block is
+         * stored as a run: long repetitions, which must neither cost
+         * quadratic time nor many bytes */
+        memset(buf, 0, big);
+        for (i = 0; i < big; i += 50000) buf[i] = (uint8_t)(i >> 4);
+        c = opt_frame_round_trip(buf, big, level, 0);
+        CHECK(c != SIZE_MAX && c < 1000);
+        /* incompressible */
+        rng_fill(&r, buf, 200000);
+        c = opt_frame_round_trip(buf, 200000, level, 0);
+        CHECK(c != SIZE_MAX && c <= 200000 + 64);
+        /* a random chunk repeated with one byte changed per copy: long
+         * matches, broken where repeat offsets pick them up again */
+        rng_fill(&r, buf, 3000);
+        for (i = 3000; i < 400000; i++) buf[i] = buf[i - 3000];
+        for (i = 3000; i < 400000; i += 3001) buf[i] ^= 0x5A;
+        c = opt_frame_round_trip(buf, 400000, level, 0);
+        CHECK(c != SIZE_MAX && c < 10000);
+        /* a 40 KB chunk seen again 100 KB later: beyond a 64 KB window it
+         * must not be used, within the level's window it must */
+        rng_fill(&r, buf, 300000);
+        memcpy(buf + 140000, buf + 40000, 40000);
+        c = opt_frame_round_trip(buf, 300000, level, 16);
+        CHECK(c != SIZE_MAX && c > 290000);
+        c = opt_frame_round_trip(buf, 300000, level, 0);
+        CHECK(c != SIZE_MAX && c < 270000);
+    }
+    free(buf);
+}
+
+/* Runs an optimal finder straight on data, in blocks that are each cut in
+ * three calls (as when long-distance matching parses the gaps between its
+ * matches), checking every call against the reference decoder. */
+static void opt_finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint8_t* data, size_t n, int* ok)
+{
+    glyd_lzParams p;
+    glyd_matchState ms;
+    glyd_seqStore ss;
+    size_t const block = 1 << 17;
+    uint8_t* const out = (uint8_t*)malloc(n + 64);
+    uint32_t rep[3] = { 1, 4, 8 }, refRep[3] = { 1, 4, 8 };
+    size_t pos = 0;
+    test_rng r = { 41 };
+    glyd_lzFinder const finder = strat == glyd_btopt    ? glyd_lzFindBtOpt
+                                 : strat == glyd_btultra ? glyd_lzFindBtUltra
+                                                         : glyd_lzFindBtUltra2;
+    glyd_lzParamsForLevel(&p, 19, 0);
+    p.strategy = strat;
+    p.minMatch = minMatch;
+    p.windowLog = 18;
+    p.hashLog = 16;
+    p.chainLog = 17;
+    p.searchLog = 4;
+    memset(&ms, 0, sizeof ms);
+    ms.p = p;
+    ms.hashTable = (uint32_t*)calloc((size_t)1 << p.hashLog, 4);
+    ms.chainTable = (uint32_t*)calloc((size_t)1 << p.chainLog, 4);
+    ms.opt = glyd_lzCreateOptState(block, glyd_defaultCMem);
+    ms.base = data - 1;
+    ms.lowLimit = ms.nextToUpdate = 1;
+    ss.maxSeq = block / 3 + 1;
+    ss.seqs = (glyd_seq*)malloc(ss.maxSeq * sizeof(glyd_seq));
+    ss.lits = (uint8_t*)malloc(block);
+    CHECK(ms.opt != NULL);
+    while (ms.opt && pos < n) {
+        size_t const len = GLYD_MIN(block, n - pos);
+        size_t const cut1 = (size_t)(rng_next(&r) % (len + 1));
+        size_t const cut2 = cut1 + (size_t)(rng_next(&r) % (len - cut1 + 1));
+        size_t const cuts[4] = { 0, cut1, cut2, len };
+        int part;
+        for (part = 0; part < 3; part++) {
+            size_t const start = pos + cuts[part], plen = cuts[part + 1] - cuts[part];
+            size_t last;
+            if (plen == 0) continue;
+            ss.nbSeq = ss.nbLits = 0;
+            last = finder(&ms, &ss, rep, data + start, plen);
+            memcpy(ss.lits + ss.nbLits, data + start + plen - last, last);
+            if (ref_apply(out, start, &ss, last, plen, refRep, (size_t)1 << p.windowLog) != 0 ||
+                memcmp(rep, refRep, sizeof rep) != 0) {
+                *ok = 0;
+                break;
+            }
+        }
+        if (!*ok) break;
+        pos += len;
+    }
+    if (*ok && memcmp(out, data, n) != 0) *ok = 0;
+    glyd_lzFreeOptState(ms.opt);
+    free(out);
+    free(ms.hashTable);
+    free(ms.chainTable);
+    free(ss.seqs);
+    free(ss.lits);
+}
+
+TEST(opt_finders_rebuild_their_input)
+{
+    const char* const files[] = { "text/alice29.txt", "logs/Mac_2k.log", "bin/libllvm14.part", NULL, NULL };
+    size_t f;
+    for (f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[1024];
+        size_t n = 400000, i;
+        uint8_t* data;
+        glyd_strategy s;
+        if (files[f]) {
+            snprintf(path, sizeof path, "%s/%s", corpus_dir(), files[f]);
+            data = read_file(path, &n);
+        } else {
+            /* zeros with rare marks, then a period of 3 bytes: runs far
+             * longer than targetLength, at offsets 1 and 3 */
+            data = (uint8_t*)calloc(n, 1);
+            if (!data) continue;
+            for (i = 0; i < n; i += 70001) data[i] = 1;
+            if (f == 4)
+                for (i = 0; i < n; i++) data[i] = (uint8_t)(i % 3 + (i % 100003 == 0));
+        }
+        if (!data) continue;
+        if (n > (700u << 10)) n = 700u << 10; /* past the 256 KB window */
+        for (s = glyd_btopt; s <= glyd_btultra2; s++) {
+            unsigned mm;
+            for (mm = 3; mm <= 6; mm += 3) {
+                int ok = 1;
+                opt_finder_round_trip(s, mm, data, n, &ok);
+                if (!ok) fprintf(stderr, "    finder %d minMatch %u fails on %s\n", (int)s, mm, files[f]);
+                CHECK(ok);
+            }
+        }
+        free(data);
+    }
+}
