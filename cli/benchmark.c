@@ -35,28 +35,6 @@ static uint8_t* make_sample(size_t n)
     return buf;
 }
 
-static uint8_t* read_file(const char* path, size_t* size)
-{
-    FILE* const f = fopen(path, "rb");
-    uint8_t* buf;
-    long n;
-    if (!f) { cli_error("%s: %s", path, strerror(errno)); return NULL; }
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
-        cli_error("%s: cannot determine its size", path);
-        fclose(f);
-        return NULL;
-    }
-    buf = (uint8_t*)malloc(n ? (size_t)n : 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        cli_error("%s: read error", path);
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *size = (size_t)n;
-    return buf;
-}
-
 static int bench_one(const cli_options* o, const char* name, const uint8_t* src, size_t n, int level)
 {
     size_t const cap = glyd_compressBound(n);
@@ -124,7 +102,7 @@ int cli_benchmark(const cli_options* o, const char* const* inputs, int nbInputs)
     }
     for (i = 0; i < nbInputs; i++) {
         size_t n;
-        uint8_t* const data = read_file(inputs[i], &n);
+        uint8_t* const data = cli_readFile(inputs[i], &n);
         const char* const slash = strrchr(inputs[i], '/');
         if (!data) { err = 1; continue; }
         for (level = o->level; level <= last; level++)

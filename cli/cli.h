@@ -28,6 +28,8 @@ typedef struct {
     int progress;         /* -1 auto (terminal), 0 never, 1 always */
     int longWindowLog;    /* --long[=N]: 0 off, else the window's log2 */
     const char* dict;     /* -D DICT */
+    int train;            /* --train */
+    size_t maxDict;       /* --maxdict=N: dictionary capacity, 0 = default */
     int benchLast;        /* -e#: last level of a -b range */
     double benchSeconds;  /* -i#: seconds per measurement */
 } cli_options;
@@ -56,10 +58,15 @@ void cli_progressEnd(cli_progress* p);
 
 /* The codec modes, one input at a time ("-" = standard input). Each returns
  * 0 on success, 1 after printing an error. */
+/* Reads a whole file into memory (reporting failures); NULL on failure. */
+uint8_t* cli_readFile(const char* path, size_t* size);
+
 int cli_compressFile(const cli_options* o, const char* input);
 int cli_decompressFile(const cli_options* o, const char* input);
 int cli_listFiles(const cli_options* o, const char* const* inputs, int nbInputs);
 int cli_benchmark(const cli_options* o, const char* const* inputs, int nbInputs);
+/* --train FILES -o DICT: a dictionary from sample files. */
+int cli_train(const cli_options* o, const char* const* inputs, int nbInputs);
 
 /* glyd pack / unpack / verify / info (argv[1] is the command word). */
 int cli_isModelCommand(const char* word);

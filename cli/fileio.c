@@ -90,6 +90,8 @@ static void close_input(cli_input* in)
     in->f = NULL;
 }
 
+static int load_dict(const cli_options* o, glyd_CCtx* cctx, glyd_DCtx* dctx);
+
 /* Opens the output: standard output, nothing (discard), or a temporary
  * file beside `final` that close_output renames. */
 static int open_output(const cli_options* o, cli_output* out, const char* final, const cli_input* in)
@@ -365,6 +367,10 @@ int cli_compressFile(const cli_options* o, const char* input)
         err = 1;
         goto done;
     }
+    if (o->dict && load_dict(o, cctx, NULL)) {
+        err = 1;
+        goto done;
+    }
     if (in.isRegular) glyd_CCtx_setPledgedSrcSize(cctx, (unsigned long long)in.st.st_size);
     cli_progressStart(&prog, o, in.name, in.isRegular ? (unsigned long long)in.st.st_size : 0);
     for (;;) {
@@ -432,9 +438,27 @@ static const char* derive_decompressed_name(const cli_options* o, const char* in
     return buf;
 }
 
+/* Loads -D's dictionary into whichever context is given; 1 on failure. */
+static int load_dict(const cli_options* o, glyd_CCtx* cctx, glyd_DCtx* dctx)
+{
+    size_t n, r;
+    uint8_t* const dict = cli_readFile(o->dict, &n);
+    if (!dict) return 1;
+    r = cctx ? glyd_CCtx_loadDictionary(cctx, dict, n) : glyd_DCtx_loadDictionary(dctx, dict, n);
+    free(dict);
+    if (glyd_isError(r)) {
+        cli_error("%s: cannot use as a dictionary: %s", o->dict, glyd_getErrorName(r));
+        return 1;
+    }
+    return 0;
+}
+
 static void report_decode_error(const char* name, size_t code)
 {
     switch (glyd_getErrorCode(code)) {
+    case GLYD_error_dictionary_wrong:
+        cli_error("%s: made with a dictionary: give the same one with -D DICT", name);
+        break;
     case GLYD_error_prefix_unknown: cli_error("%s: not in glyd format", name); break;
     case GLYD_error_checksum_wrong: cli_error("%s: corrupted data: checksum mismatch", name); break;
     case GLYD_error_frameParameter_windowTooLarge:
@@ -516,6 +540,12 @@ static int decompress_mapped(const cli_options* o, cli_input* in, cli_output* ou
     }
     glyd_DCtx_setParameter(dctx, glyd_d_nbWorkers, o->threads);
     glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
+    if (o->dict && load_dict(o, NULL, dctx)) {
+        munmap(map, size);
+        free(buf);
+        glyd_freeDCtx(dctx);
+        return 1;
+    }
     r = glyd_decompressDCtx(dctx, buf, (size_t)total, map, size);
     if (glyd_isError(r)) {
         report_decode_error(in->name, r);
@@ -581,6 +611,10 @@ int cli_decompressFile(const cli_options* o, const char* input)
     glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
     /* --long=N also allows decoding windows that large, as with zstd */
     if (o->longWindowLog > 27) glyd_DCtx_setParameter(dctx, glyd_d_windowLogMax, o->longWindowLog);
+    if (o->dict && load_dict(o, NULL, dctx)) {
+        err = 1;
+        goto done;
+    }
     cli_progressStart(&prog, o, in.name, in.isRegular ? (unsigned long long)in.st.st_size : 0);
     for (;;) {
         size_t const n = fread(ibuf, 1, isize, in.f);

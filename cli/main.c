@@ -28,6 +28,9 @@ static void usage(FILE* f)
         "  -#                compression level 1..19 (default %d)\n"
         "  --fast[=N]        faster levels, larger output (N = 1..%d, default 1)\n"
         "  --max             strongest level\n"
+        "  -D DICT           compress or decompress with a dictionary\n"
+        "  --train FILES     make a dictionary from sample files (-o DICT, default\n"
+        "                    'dictionary'; --maxdict=N bytes, default 112640)\n"
         "  --long[=N]        find repeats up to 2^N bytes back (default 27: 128 MiB);\n"
         "                    decoding N > 27 needs --long=N as well\n"
         "  -T#, --threads=#  use # threads (0 = all cores; default 1)\n"
@@ -137,6 +140,16 @@ static int run(int argc, char** argv, const char** inputs)
             else if (!strcmp(l, "max")) maxLevel = 1;
             else if (!strcmp(l, "fast")) fastLevel = 1;
             else if (!strcmp(l, "long")) o.longWindowLog = -1;
+            else if (!strcmp(l, "train")) o.train = 1;
+            else if (!strncmp(l, "maxdict=", 8)) {
+                const char* s = l + 8;
+                int n;
+                if (read_number(&s, &n) || *s || n < 256) {
+                    cli_error("--maxdict=N: N must be a number of bytes, at least 256 (at most 1000000)");
+                    return 1;
+                }
+                o.maxDict = (size_t)n;
+            }
             else if (!strncmp(l, "long=", 5)) {
                 const char* s = l + 5;
                 if (read_number(&s, &o.longWindowLog) || *s || o.longWindowLog < 10 || o.longWindowLog > 31) {
@@ -235,8 +248,10 @@ static int run(int argc, char** argv, const char** inputs)
                               "there is no recursive mode: use tar for directories");
                     return 1;
                 case 'D':
-                    cli_error("-D (dictionaries) is not available yet");
-                    return 1;
+                    if (*s) { o.dict = s; s += strlen(s); }
+                    else if (i + 1 < argc) o.dict = argv[++i];
+                    else { cli_error("-D needs a dictionary file"); return 1; }
+                    break;
                 default:
                     cli_error("unknown option -%c (see glyd --help)", c);
                     return 1;
@@ -249,6 +264,10 @@ static int run(int argc, char** argv, const char** inputs)
     /* one thread means the calling thread; more mean workers */
     if (o.threads <= 1) o.threads = 0;
 
+    if (o.train) {
+        if (nbInputs == 0) { cli_error("--train needs sample files"); return 1; }
+        return cli_train(&o, inputs, nbInputs);
+    }
     if (o.mode == MODE_BENCH) return cli_benchmark(&o, inputs, nbInputs);
     if (nbInputs == 0) inputs[nbInputs++] = "-";
     if (o.mode == MODE_LIST) return cli_listFiles(&o, inputs, nbInputs);

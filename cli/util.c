@@ -1,5 +1,8 @@
 /* util.c: messages, sizes, clock and the progress line of the glyd command. */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -81,4 +84,27 @@ void cli_progressUpdate(cli_progress* p, unsigned long long in, unsigned long lo
 void cli_progressEnd(cli_progress* p)
 {
     if (p->enabled && p->last > p->start) fputs("\r\033[K", stderr);
+}
+
+uint8_t* cli_readFile(const char* path, size_t* size)
+{
+    FILE* const f = fopen(path, "rb");
+    uint8_t* buf;
+    long n;
+    if (!f) { cli_error("%s: %s", path, strerror(errno)); return NULL; }
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+        cli_error("%s: cannot determine its size (not a regular file?)", path);
+        fclose(f);
+        return NULL;
+    }
+    buf = (uint8_t*)malloc(n ? (size_t)n : 1);
+    if (!buf) cli_error("%s: out of memory", path);
+    else if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        cli_error("%s: read error", path);
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = (size_t)n;
+    return buf;
 }

@@ -331,6 +331,36 @@ GLYD_API size_t glyd_DStreamInSize(void);
 GLYD_API size_t glyd_DStreamOutSize(void);
 
 /* ------------------------------------------------------------------------ */
+/* Dictionaries                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Many small inputs of one kind (records, messages, small files) compress
+ * poorly alone: each starts with no history. A dictionary is content that
+ * every frame made with it may refer to as if it came just before the
+ * frame's first byte; the same dictionary must be loaded to decompress. A
+ * dictionary file is "\xF7GLD", a 4-byte ID, then the content; any other
+ * bytes are taken as raw content, with no ID. A frame made with an ID'd
+ * dictionary records the ID, and decoders refuse it without that one. Frames
+ * made with a dictionary are not split into segments (one thread each way). */
+
+/** Trains a dictionary of at most dictCapacity bytes (a few dozen KiB is
+ *  typical; about 100x less than the samples) from nbSamples samples laid
+ *  end to end in `samples`. Returns its size, or an error (srcSize_wrong:
+ *  too few samples, or nothing they share). */
+GLYD_API size_t glyd_trainDictionary(void* dictBuffer, size_t dictCapacity, const void* samples,
+                                     const size_t* sampleSizes, unsigned nbSamples);
+/** The dictionary's ID; 0 for raw content or bytes that are not one. */
+GLYD_API unsigned glyd_getDictID(const void* dict, size_t dictSize);
+/** The dictionary ID a frame needs, 0 if none (or not a frame). */
+GLYD_API unsigned glyd_getDictIDFromFrame(const void* src, size_t srcSize);
+/** Uses a copy of dict for the next frames (NULL or size 0: none). Returns
+ *  0 or an error (stage_wrong while a frame is streamed, dictionary_corrupted,
+ *  memory_allocation). Survives glyd_CCtx_reset(session_only). */
+GLYD_API size_t glyd_CCtx_loadDictionary(glyd_CCtx* cctx, const void* dict, size_t dictSize);
+/** The same for decompression. */
+GLYD_API size_t glyd_DCtx_loadDictionary(glyd_DCtx* dctx, const void* dict, size_t dictSize);
+
+/* ------------------------------------------------------------------------ */
 /* Random access                                                            */
 /* ------------------------------------------------------------------------ */
 

@@ -9,6 +9,8 @@
  * codes them in parallel.
  */
 #include "frame.h"
+#include "../lz/fastblock.h"
+#include "../dict/dict.h"
 #include "../lz/ldm.h"
 
 enum { STAGE_IDLE = 0, STAGE_ONGOING, STAGE_ENDING };
@@ -29,8 +31,42 @@ static const cparams kDefaultParams = { GLYD_LEVEL_DEFAULT, 0, 1, 1, 0, 0, 0, 0 
 /* The window that long-distance matching opens when none is asked for. */
 #define LONG_WINDOWLOG_DEFAULT 27
 
+/* The coder of a frame's blocks: the entropy-coded LZ coder, or for the
+ * --fast levels (negative) the fast block coder; exactly one is set. */
 typedef struct {
-    glyd_lzCCtx* zc;
+    glyd_lzCCtx* lz;
+    glyd_fastCCtx* fast;
+} block_coder;
+
+static void coder_free(block_coder* bc)
+{
+    glyd_lzFreeCCtx(bc->lz);
+    glyd_fastFreeCCtx(bc->fast);
+    bc->lz = NULL;
+    bc->fast = NULL;
+}
+
+static void coder_start(block_coder* bc, const uint8_t* start)
+{
+    if (bc->fast) glyd_fastStartHistory(bc->fast, start);
+    else glyd_lzStartHistory(bc->lz, start);
+}
+
+/* Indexes a dictionary's content, which starts the history. The fast coder
+ * keeps it as history without indexing it (its matches rarely reach back). */
+static void coder_load(block_coder* bc, const uint8_t* start, size_t size)
+{
+    if (bc->lz) glyd_lzLoadHistory(bc->lz, start, size);
+}
+
+static void coder_rebase(block_coder* bc, size_t shift)
+{
+    if (bc->fast) glyd_fastRebase(bc->fast, shift);
+    else glyd_lzRebase(bc->lz, shift);
+}
+
+typedef struct {
+    block_coder* zc;
     const uint8_t* src;
     size_t srcSize;
     uint8_t* dst;
@@ -56,8 +92,11 @@ struct glyd_CCtx_s {
     XXH64_state_t xxh;
     unsigned long long consumed;
 
-    glyd_lzCCtx* zc;            /* the calling thread's coder */
-    glyd_lzCCtx** wz;           /* one coder per worker */
+    glyd_dictCopy dict;         /* a dictionary, or none */
+    int dictPending;            /* streaming: inBuf starts with the dictionary, not yet loaded */
+
+    block_coder zc;             /* the calling thread's coder */
+    block_coder* wz;            /* one coder per worker */
     seg_job* jobs;
     unsigned nbWz;
     glyd_pool* pool;
@@ -105,7 +144,7 @@ static void free_workers(glyd_CCtx* c)
     unsigned i;
     glyd_poolFree(c->pool);
     c->pool = NULL;
-    for (i = 0; i < c->nbWz; i++) glyd_lzFreeCCtx(c->wz[i]);
+    for (i = 0; i < c->nbWz; i++) coder_free(&c->wz[i]);
     glyd_free(c->wz, c->mem);
     glyd_free(c->jobs, c->mem);
     c->wz = NULL;
@@ -117,7 +156,8 @@ size_t glyd_freeCCtx(glyd_CCtx* c)
 {
     if (!c) return 0;
     free_workers(c);
-    glyd_lzFreeCCtx(c->zc);
+    coder_free(&c->zc);
+    glyd_dictFree(&c->dict, c->mem);
     glyd_free(c->scratch, c->mem);
     glyd_free(c->inBuf, c->mem);
     glyd_free(c->outBuf, c->mem);
@@ -185,6 +225,12 @@ size_t glyd_CCtx_getParameter(const glyd_CCtx* c, glyd_cParameter param, int* va
     return 0;
 }
 
+size_t glyd_CCtx_loadDictionary(glyd_CCtx* c, const void* dict, size_t dictSize)
+{
+    RETURN_ERROR_IF(c->stage != STAGE_IDLE, stage_wrong, "a frame is in progress");
+    return glyd_dictLoad(&c->dict, dict, dictSize, c->mem);
+}
+
 size_t glyd_CCtx_setPledgedSrcSize(glyd_CCtx* c, unsigned long long pledgedSrcSize)
 {
     RETURN_ERROR_IF(c->stage != STAGE_IDLE, stage_wrong, "a frame is in progress");
@@ -214,13 +260,22 @@ size_t glyd_CCtx_reset(glyd_CCtx* c, glyd_ResetDirective reset)
 /* ------------------------------------------------------------------------ */
 
 /* Makes *slot a coder for the frame's parameters, reusing it if it fits. */
-static size_t get_coder(glyd_CCtx* c, glyd_lzCCtx** slot)
+static size_t get_coder(glyd_CCtx* c, block_coder* slot)
 {
-    if (glyd_lzCCtxFits(*slot, &c->lp, c->blockLog)) return glyd_lzSetLongMatching(*slot, c->req.longMatching);
-    glyd_lzFreeCCtx(*slot);
-    *slot = glyd_lzCreateCCtx(&c->lp, c->blockLog, c->mem);
-    RETURN_ERROR_IF(*slot == NULL, memory_allocation, "block coder");
-    return glyd_lzSetLongMatching(*slot, c->req.longMatching);
+    if (c->req.level < 0 && !c->req.longMatching) {
+        /* --fast: byte-aligned fast blocks (docs/FORMAT.md, section 16);
+         * long-distance matching exists only in the entropy-coded coder */
+        if (glyd_fastCCtxFits(slot->fast, &c->lp, c->blockLog)) return 0;
+        coder_free(slot);
+        slot->fast = glyd_fastCreateCCtx(&c->lp, c->blockLog, c->mem);
+        RETURN_ERROR_IF(slot->fast == NULL, memory_allocation, "block coder");
+        return 0;
+    }
+    if (glyd_lzCCtxFits(slot->lz, &c->lp, c->blockLog)) return glyd_lzSetLongMatching(slot->lz, c->req.longMatching);
+    coder_free(slot);
+    slot->lz = glyd_lzCreateCCtx(&c->lp, c->blockLog, c->mem);
+    RETURN_ERROR_IF(slot->lz == NULL, memory_allocation, "block coder");
+    return glyd_lzSetLongMatching(slot->lz, c->req.longMatching);
 }
 
 static size_t seg_bound(const glyd_CCtx* c)
@@ -244,7 +299,8 @@ static size_t ensure_buffer(glyd_CCtx* c, uint8_t** buf, size_t* cap, size_t nee
 static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
 {
     int const known = srcSize != GLYD_CONTENTSIZE_UNKNOWN;
-    glyd_lzParamsForLevel(&c->lp, c->req.level, known ? GLYD_MAX(srcSize, 1) : 0);
+    /* a dictionary is history too: the window must reach back over it */
+    glyd_lzParamsForLevel(&c->lp, c->req.level, known ? GLYD_MAX(srcSize + c->dict.size, 1) : 0);
     if (c->req.windowLog) {
         c->lp.windowLog = (unsigned)c->req.windowLog;
     } else if (c->req.longMatching) {
@@ -261,6 +317,8 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
     if (c->req.segmentLog < 0) c->segLog = 0;
     else if (c->req.segmentLog == 0) c->segLog = glyd_autoSegmentLog(c->lp.windowLog);
     else c->segLog = (unsigned)c->req.segmentLog;
+    /* the dictionary precedes the frame's first block only: one segment */
+    if (c->dict.size) c->segLog = 0;
     /* one segment holds everything: no need to announce segments */
     if (c->segLog && known && srcSize <= (1ULL << c->segLog)) c->segLog = 0;
     if (c->segLog && c->lp.windowLog > c->segLog) c->lp.windowLog = c->segLog;
@@ -279,7 +337,7 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
         unsigned i;
         if (c->nbWz != n) {
             free_workers(c);
-            c->wz = (glyd_lzCCtx**)glyd_calloc(n * sizeof(glyd_lzCCtx*), c->mem);
+            c->wz = (block_coder*)glyd_calloc(n * sizeof(block_coder), c->mem);
             c->jobs = (seg_job*)glyd_calloc(n * sizeof(seg_job), c->mem);
             RETURN_ERROR_IF(!c->wz || !c->jobs, memory_allocation, "workers");
             c->nbWz = n;
@@ -307,7 +365,8 @@ static size_t write_header(glyd_CCtx* c, uint8_t* dst, size_t cap, unsigned long
     fh.blockLog = c->blockLog;
     fh.segmentLog = c->segLog;
     fh.contentSize = srcSize;
-    fh.dictID = 0;
+    fh.dictID = c->dict.id;
+    if (c->dict.id) fh.flags |= GLYD_F_DICTID;
     return glyd_frameHeaderWrite(dst, cap, &fh);
 }
 
@@ -368,7 +427,7 @@ static size_t write_trailer(glyd_CCtx* c, uint8_t* dst, size_t cap)
 
 /* Codes src[0..n) as one block (a run, compressed, or raw, whichever is
  * smallest). Returns the bytes written or an error. */
-static size_t write_block(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const uint8_t* src, size_t n,
+static size_t write_block(block_coder* zc, uint8_t* dst, size_t cap, const uint8_t* src, size_t n,
                           int last, int restart)
 {
     size_t c;
@@ -383,10 +442,29 @@ static size_t write_block(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const uint8
         dst[GLYD_BLOCKHEADER_SIZE] = src[0];
         return GLYD_BLOCKHEADER_SIZE + 1;
     }
-    c = glyd_lzCompressBlock(zc, dst + GLYD_BLOCKHEADER_SIZE, cap - GLYD_BLOCKHEADER_SIZE, src, n);
+    c = zc->fast ? glyd_fastCompressBlock(zc->fast, dst + GLYD_BLOCKHEADER_SIZE, cap - GLYD_BLOCKHEADER_SIZE, src, n)
+                 : glyd_lzCompressBlock(zc->lz, dst + GLYD_BLOCKHEADER_SIZE, cap - GLYD_BLOCKHEADER_SIZE, src, n);
     FORWARD_IF_ERROR(c);
+    if (c > 0 && !zc->fast && glyd_lzBlockCovered(zc->lz, n) < n) {
+        /* the coder split the block where that was smaller: several blocks */
+        size_t done = glyd_lzBlockCovered(zc->lz, n), written = GLYD_BLOCKHEADER_SIZE + c;
+        glyd_blockHeaderWrite(dst, 0, GLYD_BLOCK_COMPRESSED, (unsigned)restart, (uint32_t)c);
+        while (done < n) {
+            size_t part, r;
+            RETURN_ERROR_IF(cap - written < GLYD_BLOCKHEADER_SIZE, dstSize_tooSmall, "block header");
+            r = glyd_lzCompressRest(zc->lz, dst + written + GLYD_BLOCKHEADER_SIZE,
+                                    cap - written - GLYD_BLOCKHEADER_SIZE, &part);
+            FORWARD_IF_ERROR(r);
+            done += part;
+            glyd_blockHeaderWrite(dst + written, (unsigned)(last && done == n), GLYD_BLOCK_COMPRESSED, 0,
+                                  (uint32_t)r);
+            written += GLYD_BLOCKHEADER_SIZE + r;
+        }
+        return written;
+    }
     if (c > 0) {
-        glyd_blockHeaderWrite(dst, (unsigned)last, GLYD_BLOCK_COMPRESSED, (unsigned)restart, (uint32_t)c);
+        glyd_blockHeaderWrite(dst, (unsigned)last, zc->fast ? GLYD_BLOCK_FAST : GLYD_BLOCK_COMPRESSED,
+                              (unsigned)restart, (uint32_t)c);
         return GLYD_BLOCKHEADER_SIZE + c;
     }
     RETURN_ERROR_IF(cap - GLYD_BLOCKHEADER_SIZE < n, dstSize_tooSmall, "raw block");
@@ -397,11 +475,11 @@ static size_t write_block(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const uint8
 
 /* Codes src[0..n) as blocks with a fresh history. restart marks the first
  * block; last marks the final block as the frame's last. */
-static size_t compress_segment(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const uint8_t* src,
+static size_t compress_segment(block_coder* zc, uint8_t* dst, size_t cap, const uint8_t* src,
                                size_t n, size_t blockMax, int last, int restart)
 {
     size_t pos = 0, op = 0;
-    glyd_lzStartHistory(zc, src);
+    coder_start(zc, src);
     do {
         size_t const bs = GLYD_MIN(blockMax, n - pos);
         size_t const r = write_block(zc, dst + op, cap - op, src + pos, bs, last && pos + bs == n,
@@ -431,7 +509,7 @@ static size_t mt_compress(glyd_CCtx* c, uint8_t* dst, size_t cap, const uint8_t*
         while (nbJobs < c->nbWz && (done + round < n || (n == 0 && nbJobs == 0))) {
             seg_job* const job = &c->jobs[nbJobs];
             size_t const len = GLYD_MIN(c->segMax, n - done - round);
-            job->zc = c->wz[nbJobs];
+            job->zc = &c->wz[nbJobs];
             job->src = src + done + round;
             job->srcSize = len;
             job->dst = c->scratch + nbJobs * segBound;
@@ -464,6 +542,23 @@ static size_t mt_compress(glyd_CCtx* c, uint8_t* dst, size_t cap, const uint8_t*
 /* One-shot                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* One shot through the streaming path, whose buffer puts the dictionary
+ * and the input side by side (the LZ coder needs history contiguous). */
+static size_t compress_streamed(glyd_CCtx* c, uint8_t* dst, size_t cap, const uint8_t* src, size_t n)
+{
+    glyd_inBuffer in = { src, n, 0 };
+    glyd_outBuffer out = { dst, cap, 0 };
+    size_t r;
+    c->pledged = n;
+    r = glyd_compressStream(c, &out, &in, glyd_e_end);
+    FORWARD_IF_ERROR(r);
+    if (r != 0) {
+        glyd_CCtx_reset(c, glyd_reset_session_only);
+        RETURN_ERROR(dstSize_tooSmall, "frame larger than the destination");
+    }
+    return out.pos;
+}
+
 size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* src, size_t srcSize)
 {
     static const uint8_t empty[1] = { 0 };
@@ -474,6 +569,7 @@ size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* s
     RETURN_ERROR_IF(dst == NULL && dstCapacity > 0, dstBuffer_null, "dst");
     RETURN_ERROR_IF(src == NULL && srcSize > 0, GENERIC, "src is NULL");
     glyd_CCtx_reset(c, glyd_reset_session_only);
+    if (c->dict.size) return compress_streamed(c, out, dstCapacity, in, srcSize);
     FORWARD_IF_ERROR(resolve_frame(c, srcSize));
     op = write_header(c, out, dstCapacity, srcSize);
     FORWARD_IF_ERROR(op);
@@ -485,7 +581,7 @@ size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* s
         size_t pos = 0;
         do {
             size_t const len = GLYD_MIN(c->segMax, srcSize - pos);
-            r = compress_segment(c->zc, out + op, dstCapacity - op, in + pos, len, c->blockMax,
+            r = compress_segment(&c->zc, out + op, dstCapacity - op, in + pos, len, c->blockMax,
                                  pos + len == srcSize, c->segLog != 0);
             FORWARD_IF_ERROR(r);
             if (c->segLog) FORWARD_IF_ERROR(push_segment(c, r, len));
@@ -537,12 +633,18 @@ static size_t init_stream(glyd_CCtx* c)
     }
     if (c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->pledged < inNeed)
         inNeed = (size_t)GLYD_MAX(c->pledged, 1);
+    inNeed += c->dict.size;
     outNeed += GLYD_FRAMEHEADER_MAX + 64;
     FORWARD_IF_ERROR(ensure_buffer(c, &c->inBuf, &c->inBufCap, inNeed));
     FORWARD_IF_ERROR(ensure_buffer(c, &c->outBuf, &c->outBufCap, outNeed));
     c->inBufSize = inNeed;
     c->inStart = c->inEnd = c->histStart = c->segFill = 0;
     c->segOpen = 0;
+    c->dictPending = c->dict.size > 0;
+    if (c->dictPending) {
+        memcpy(c->inBuf, c->dict.content, c->dict.size);
+        c->inStart = c->inEnd = c->dict.size;
+    }
     h = write_header(c, c->outBuf, c->outBufCap, c->pledged);
     FORWARD_IF_ERROR(h);
     c->outPos = 0;
@@ -603,7 +705,7 @@ static size_t finish_frame(glyd_CCtx* c)
 static void make_room(glyd_CCtx* c)
 {
     size_t const window = (size_t)1 << c->lp.windowLog;
-    size_t keepFrom = c->inStart;
+    size_t keepFrom = c->dictPending ? 0 : c->inStart;
     if (c->segOpen) {
         keepFrom = c->inStart > window ? c->inStart - window : 0;
         if (keepFrom < c->histStart) keepFrom = c->histStart;
@@ -613,7 +715,7 @@ static void make_room(glyd_CCtx* c)
     c->inStart -= keepFrom;
     c->inEnd -= keepFrom;
     c->histStart = c->histStart > keepFrom ? c->histStart - keepFrom : 0;
-    if (c->segOpen) glyd_lzRebase(c->zc, keepFrom);
+    if (c->segOpen) coder_rebase(&c->zc, keepFrom);
 }
 
 /* Codes the buffered input [inStart, inEnd) as one block. */
@@ -623,14 +725,17 @@ static size_t emit_block(glyd_CCtx* c, int last)
     int restart = 0;
     size_t r;
     if (!c->segOpen) {
-        glyd_lzStartHistory(c->zc, c->inBuf + c->inStart);
+        size_t const hist = c->dictPending ? c->dict.size : 0;
+        coder_start(&c->zc, c->inBuf + c->inStart - hist);
+        if (hist) coder_load(&c->zc, c->inBuf + c->inStart - hist, hist);
+        c->dictPending = 0;
         c->segOpen = 1;
-        c->histStart = c->inStart;
+        c->histStart = c->inStart - hist;
         c->segFill = 0;
         c->curSegC = 0;
         restart = c->segLog != 0;
     }
-    r = write_block(c->zc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd,
+    r = write_block(&c->zc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd,
                     c->inBuf + c->inStart, n, last, restart);
     FORWARD_IF_ERROR(r);
     c->outEnd += r;

@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 
 #include "frame.h"
+#include "../dict/dict.h"
+#include "../lz/fastblock.h"
 
 enum { DS_HEADER = 0, DS_BLOCKHEADER, DS_BODY, DS_CHECKSUM, DS_SKIP, DS_DONE };
 
@@ -17,6 +19,7 @@ struct glyd_DCtx_s {
     int checksumCheck;
     glyd_lzDCtx lz;
     int lzReady;
+    glyd_dictCopy dict;         /* a dictionary, or none */
 
     /* streaming */
     int stage;
@@ -34,6 +37,7 @@ struct glyd_DCtx_s {
     size_t winCap, winSize, winPos, winFlushed, segStart;
     unsigned long long segFill;
     int firstBlock;
+    int withDict;               /* the frame's history starts with the dictionary */
     XXH64_state_t xxh;
     unsigned long long decoded;
     uint64_t skipLeft;
@@ -80,6 +84,7 @@ size_t glyd_freeDCtx(glyd_DCtx* d)
     if (d->lzReady) glyd_lzDFree(&d->lz);
     glyd_free(d->body, d->mem);
     glyd_free(d->win, d->mem);
+    glyd_dictFree(&d->dict, d->mem);
     glyd_free(d, d->mem);
     return 0;
 }
@@ -129,6 +134,23 @@ size_t glyd_DCtx_reset(glyd_DCtx* d, glyd_ResetDirective reset)
     return 0;
 }
 
+size_t glyd_DCtx_loadDictionary(glyd_DCtx* d, const void* dict, size_t dictSize)
+{
+    RETURN_ERROR_IF(d->stage != DS_HEADER || d->hdrLen != 0, stage_wrong, "a frame is in progress");
+    return glyd_dictLoad(&d->dict, dict, dictSize, d->mem);
+}
+
+/* Whether the frame is decoded with the loaded dictionary: one that names
+ * an ID needs that dictionary; one that names none takes the loaded
+ * dictionary, if any, as raw content. */
+static size_t frame_uses_dict(const glyd_DCtx* d, const glyd_frameHeader* fh)
+{
+    if (fh->flags & GLYD_F_DICTID)
+        RETURN_ERROR_IF(d->dict.size == 0 || d->dict.id != fh->dictID, dictionary_wrong,
+                        "frame needs another dictionary");
+    return d->dict.size > 0;
+}
+
 static size_t ensure_lz(glyd_DCtx* d)
 {
     if (d->lzReady) return 0;
@@ -164,7 +186,6 @@ static size_t decode_blocks(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t
         RETURN_ERROR_IF((size_t)(iend - ip) < GLYD_BLOCKHEADER_SIZE, srcSize_truncated, "block header");
         bh = glyd_blockHeaderRead(ip);
         ip += GLYD_BLOCKHEADER_SIZE;
-        RETURN_ERROR_IF(bh.type == GLYD_BLOCK_RESERVED, corruption_detected, "reserved block type");
         RETURN_ERROR_IF(bh.size > blockMax, corruption_detected, "block larger than the frame allows");
         body = glyd_blockBodySize(bh);
         RETURN_ERROR_IF((size_t)(iend - ip) < body, srcSize_truncated, "block body");
@@ -183,6 +204,11 @@ static size_t decode_blocks(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t
             RETURN_ERROR_IF(bh.size > (size_t)(oend - op), dstSize_tooSmall, "run block");
             memset(op, ip[0], bh.size);
             n = bh.size;
+            break;
+        case GLYD_BLOCK_FAST:
+            RETURN_ERROR_IF(body == 0, corruption_detected, "empty fast block");
+            n = glyd_fastDecodeBlock(op, oend, prefix, windowSize, blockMax, ip, body);
+            FORWARD_IF_ERROR(n);
             break;
         default:
             RETURN_ERROR_IF(body == 0, corruption_detected, "empty compressed block");
@@ -328,16 +354,39 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     return (size_t)map->contentSize;
 }
 
+static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in);
+
+/* One frame through the streaming path, whose window puts the dictionary
+ * and the content side by side (the LZ decoder needs history contiguous). */
+static size_t decode_frame_streamed(glyd_DCtx* d, uint8_t* dst, size_t cap, const uint8_t* src,
+                                    size_t srcSize, size_t* srcUsed)
+{
+    glyd_inBuffer in = { src, srcSize, 0 };
+    glyd_outBuffer out = { dst, cap, 0 };
+    size_t const r = stream_step(d, &out, &in);
+    if (r != 0) {
+        int const full = out.pos == out.size && d->winFlushed < d->winPos;
+        glyd_DCtx_reset(d, glyd_reset_session_only);
+        FORWARD_IF_ERROR(r);
+        RETURN_ERROR_IF(full, dstSize_tooSmall, "content larger than the destination");
+        RETURN_ERROR(srcSize_truncated, "frame ends early");
+    }
+    *srcUsed = in.pos;
+    return out.pos;
+}
+
 /* Decodes the frame at src into dst; *srcUsed receives its size. */
 static size_t decode_frame(glyd_DCtx* d, uint8_t* dst, size_t cap, const uint8_t* src, size_t srcSize,
                            size_t* srcUsed)
 {
     glyd_frameHeader fh;
     size_t const hs = glyd_frameHeaderRead(&fh, src, srcSize);
-    size_t used, n;
+    size_t used, n, withDict;
     int sawLast;
     FORWARD_IF_ERROR(hs);
-    RETURN_ERROR_IF(fh.flags & GLYD_F_DICTID, dictionary_wrong, "frame needs a dictionary");
+    withDict = frame_uses_dict(d, &fh);
+    FORWARD_IF_ERROR(withDict);
+    if (withDict) return decode_frame_streamed(d, dst, cap, src, srcSize, srcUsed);
     RETURN_ERROR_IF(fh.contentSize != GLYD_CONTENTSIZE_UNKNOWN && fh.contentSize > cap,
                     dstSize_tooSmall, "content larger than the destination");
     if (d->nbWorkers > 0) {
@@ -444,7 +493,9 @@ static size_t start_frame(glyd_DCtx* d)
 {
     glyd_frameHeader* const fh = &d->fh;
     unsigned long long hist, need;
-    RETURN_ERROR_IF(fh->flags & GLYD_F_DICTID, dictionary_wrong, "frame needs a dictionary");
+    size_t const withDict = frame_uses_dict(d, fh);
+    FORWARD_IF_ERROR(withDict);
+    d->withDict = (int)withDict;
     d->blockMax = (size_t)1 << fh->blockLog;
     d->windowSize = (size_t)1 << fh->windowLog;
     d->segMax = fh->segmentLog ? 1ULL << fh->segmentLog : ~0ULL;
@@ -456,12 +507,18 @@ static size_t start_frame(glyd_DCtx* d)
     need = hist + d->blockMax + GLYD_WILDCOPY_OVERLENGTH + GLYD_MIN(GLYD_MAX(hist, 4ULL << 20), 32ULL << 20);
     if (fh->contentSize != GLYD_CONTENTSIZE_UNKNOWN && fh->contentSize + GLYD_WILDCOPY_OVERLENGTH < need)
         need = fh->contentSize + GLYD_WILDCOPY_OVERLENGTH; /* everything fits: never moved */
+    if (withDict) need += d->dict.size;
     RETURN_ERROR_IF(need > SIZE_MAX / 2, frameParameter_windowTooLarge, "window");
     FORWARD_IF_ERROR(grow(d, &d->win, &d->winCap, (size_t)need));
     FORWARD_IF_ERROR(grow(d, &d->body, &d->bodyCap, d->blockMax));
     FORWARD_IF_ERROR(ensure_lz(d));
     d->winSize = (size_t)need;
     d->winPos = d->winFlushed = d->segStart = 0;
+    if (withDict) {
+        /* history before the first block; never flushed to the output */
+        memcpy(d->win, d->dict.content, d->dict.size);
+        d->winPos = d->winFlushed = d->dict.size;
+    }
     d->segFill = 0;
     d->firstBlock = 1;
     d->decoded = 0;
@@ -473,7 +530,7 @@ static size_t start_frame(glyd_DCtx* d)
 static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
 {
     size_t regen, n;
-    if (d->bh.type == GLYD_BLOCK_COMPRESSED) {
+    if (d->bh.type == GLYD_BLOCK_COMPRESSED || d->bh.type == GLYD_BLOCK_FAST) {
         RETURN_ERROR_IF(d->bodySize == 0, corruption_detected, "empty compressed block");
         regen = glyd_lzBlockContentSize(b, d->bodySize);
         FORWARD_IF_ERROR(regen);
@@ -483,7 +540,7 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
     }
     if (d->firstBlock || d->bh.restart) {
         glyd_lzDStartHistory(&d->lz);
-        d->segStart = d->winPos;
+        d->segStart = d->firstBlock && d->withDict ? 0 : d->winPos;
         d->segFill = 0;
         d->firstBlock = 0;
     }
@@ -508,6 +565,11 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
     case GLYD_BLOCK_RLE:
         memset(d->win + d->winPos, b[0], regen);
         n = regen;
+        break;
+    case GLYD_BLOCK_FAST:
+        n = glyd_fastDecodeBlock(d->win + d->winPos, d->win + d->winSize, d->win + d->segStart,
+                                 d->windowSize, d->blockMax, b, d->bodySize);
+        FORWARD_IF_ERROR(n);
         break;
     default:
         n = glyd_lzDecodeBlock(&d->lz, d->win + d->winPos, d->win + d->winSize, d->win + d->segStart,
@@ -574,7 +636,6 @@ static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
                 return GLYD_BLOCKHEADER_SIZE - d->hdrLen;
             d->hdrLen = 0;
             d->bh = glyd_blockHeaderRead(d->hdr);
-            RETURN_ERROR_IF(d->bh.type == GLYD_BLOCK_RESERVED, corruption_detected, "reserved block type");
             RETURN_ERROR_IF(d->bh.size > d->blockMax, corruption_detected, "block larger than the frame allows");
             d->bodySize = glyd_blockBodySize(d->bh);
             d->bodyLen = 0;

@@ -49,8 +49,9 @@ size_t glyd_frameHeaderWrite(void* dst, size_t cap, glyd_frameHeader* fh);
 
 /* Block header: bit 0 last block, bits 1-2 type, bit 3 history restart,
  * bits 4-31 size (content size for raw and run-length blocks, payload size
- * for compressed ones). */
-enum { GLYD_BLOCK_RAW = 0, GLYD_BLOCK_RLE = 1, GLYD_BLOCK_COMPRESSED = 2, GLYD_BLOCK_RESERVED = 3 };
+ * for compressed and fast ones). Compressed and fast blocks both open with
+ * the varint of their content size. */
+enum { GLYD_BLOCK_RAW = 0, GLYD_BLOCK_RLE = 1, GLYD_BLOCK_COMPRESSED = 2, GLYD_BLOCK_FAST = 3 };
 #define GLYD_BLOCKSIZE_FIELD_MAX ((1u << 28) - 1)
 
 typedef struct {

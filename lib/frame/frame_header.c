@@ -133,11 +133,10 @@ static size_t map_walk(glyd_frameMap* map, const void* src, size_t srcSize, int 
         size_t body, regen;
         if (srcSize - pos < GLYD_BLOCKHEADER_SIZE) goto truncated;
         bh = glyd_blockHeaderRead(in + pos);
-        RETURN_ERROR_IF(bh.type == GLYD_BLOCK_RESERVED, corruption_detected, "reserved block type");
         RETURN_ERROR_IF(bh.size > blockMax, corruption_detected, "block larger than the frame allows");
         body = glyd_blockBodySize(bh);
         if (srcSize - pos - GLYD_BLOCKHEADER_SIZE < body) goto truncated;
-        if (bh.type == GLYD_BLOCK_COMPRESSED) {
+        if (bh.type == GLYD_BLOCK_COMPRESSED || bh.type == GLYD_BLOCK_FAST) {
             RETURN_ERROR_IF(body == 0, corruption_detected, "empty compressed block");
             regen = glyd_lzBlockContentSize(in + pos + GLYD_BLOCKHEADER_SIZE, body);
             FORWARD_IF_ERROR(regen);

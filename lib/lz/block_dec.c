@@ -185,19 +185,6 @@ static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned ma
 /* Sequence execution                                                       */
 /* ------------------------------------------------------------------------ */
 
-GLYD_FORCE_INLINE void copy16(uint8_t* d, const uint8_t* s) { memcpy(d, s, 16); }
-
-/* Copies n > 0 bytes in 16-byte steps; may write up to 15 bytes past d+n and
- * read as far past s+n. Source and destination must be >= 16 apart. */
-GLYD_FORCE_INLINE void wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
-{
-    uint8_t* const e = d + n;
-    do {
-        copy16(d, s);
-        d += 16;
-        s += 16;
-    } while (d < e);
-}
 
 /* An overlapping match copied exactly: the output is periodic with period
  * `offset`, so each step may copy the whole span written so far, and the
@@ -218,10 +205,10 @@ static void copy_match_exact(uint8_t* op, size_t offset, size_t length)
 GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, size_t ml, size_t offset)
 {
     uint8_t* const mop = op + ll;
-    copy16(op, lits);
-    if (GLYD_UNLIKELY(ll > 16)) wildcopy16(op + 16, lits + 16, ll - 16);
+    glyd_copy16(op, lits);
+    if (GLYD_UNLIKELY(ll > 16)) glyd_wildcopy16(op + 16, lits + 16, ll - 16);
     if (GLYD_LIKELY(offset >= 16)) {
-        wildcopy16(mop, mop - offset, ml);
+        glyd_wildcopy16(mop, mop - offset, ml);
     } else if (offset == 1) {
         memset(mop, mop[-1], ml);
     } else {
@@ -235,7 +222,7 @@ GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, si
             d += dist;
             dist = (size_t)(d - match);
         }
-        if (d < e) wildcopy16(d, d - dist, (size_t)(e - d));
+        if (d < e) glyd_wildcopy16(d, d - dist, (size_t)(e - d));
     }
 }
 

@@ -28,6 +28,14 @@ typedef struct {
     const glyd_fseCTable* table;    /* NULL for run-length */
 } fse_choice;
 
+/* The most blocks that one block's sequences are split into. */
+#define GLYD_SPLIT_MAX 8
+
+typedef struct {
+    size_t seqEnd, litEnd, contentEnd; /* counted from the block's start */
+    uint32_t rep[GLYD_REP_NUM];        /* repeat offsets after the part */
+} split_part;
+
 struct glyd_lzCCtx_s {
     glyd_customMem mem;
     glyd_lzParams p;
@@ -44,6 +52,10 @@ struct glyd_lzCCtx_s {
     glyd_fseCTable predef[3];
     glyd_ldm* ldm;                  /* long-distance matching, or NULL */
     glyd_ldmMatch* ldmMatches;      /* one block's long matches */
+    /* a block coded as several: where each part ends */
+    split_part parts[GLYD_SPLIT_MAX];
+    size_t nbParts;
+    size_t nextPart;                /* the part glyd_lzCompressRest codes; 0: none */
 };
 
 static const unsigned kMaxCode[3] = { GLYD_LL_MAX_CODE, GLYD_OF_MAX_CODE, GLYD_ML_MAX_CODE };
@@ -408,52 +420,71 @@ static size_t parse_block(glyd_lzCCtx* zc, uint32_t rep[GLYD_REP_NUM], const uin
     return rest >= minParse ? zc->finder(&zc->ms, &zc->ss, rep, ip, rest) : rest;
 }
 
-size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
-                            const uint8_t* src, size_t srcSize)
+/* The entropy coder's state that a block moves forward, saved while trial
+ * encodings run. */
+typedef struct {
+    uint32_t rep[GLYD_REP_NUM];
+    glyd_hufCTable huf[2];
+    int hufCur, hufValid;
+    fse_field field[3];
+} enc_state;
+
+static void state_save(const glyd_lzCCtx* zc, enc_state* st)
 {
-    glyd_seqStore* const ss = &zc->ss;
-    uint8_t* const ostart = (uint8_t*)dst;
+    memcpy(st->rep, zc->rep, sizeof(st->rep));
+    memcpy(st->huf, zc->huf, sizeof(st->huf));
+    st->hufCur = zc->hufCur;
+    st->hufValid = zc->hufValid;
+    memcpy(st->field, zc->field, sizeof(st->field));
+}
+
+static void state_load(glyd_lzCCtx* zc, const enc_state* st)
+{
+    memcpy(zc->rep, st->rep, sizeof(st->rep));
+    memcpy(zc->huf, st->huf, sizeof(st->huf));
+    zc->hufCur = st->hufCur;
+    zc->hufValid = st->hufValid;
+    memcpy(zc->field, st->field, sizeof(st->field));
+}
+
+/* Codes nbSeq sequences from seqs and nbLits literals as one block payload
+ * of `content` bytes; repAfter: the repeat offsets after them. On success
+ * the coder's state moves on as the decoder's will (the caller emits the
+ * payload); returns its size, or 0 when it does not fit in cap or is not
+ * smaller than the content (state unchanged). */
+static size_t encode_payload(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const glyd_seq* seqs,
+                             size_t nbSeq, const uint8_t* lits, size_t nbLits, size_t content,
+                             const uint32_t repAfter[GLYD_REP_NUM])
+{
+    uint8_t* const ostart = dst;
     uint8_t* const oend = ostart + cap;
     uint8_t* op = ostart;
-    uint32_t rep[GLYD_REP_NUM];
     fse_choice ch[3];
     int newHuf = 0;
-    size_t lastLits, r, nbSeq;
+    size_t r;
 
-    assert(srcSize > 0 && srcSize <= zc->blockMax);
-    assert(srcSize <= ((size_t)1 << zc->p.windowLog));
-    memcpy(rep, zc->rep, sizeof(rep));
-    ss->nbSeq = 0;
-    ss->nbLits = 0;
-    if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(zc, src);
-    lastLits = parse_block(zc, rep, src, srcSize);
-    memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
-    ss->nbLits += lastLits;
-    zc->ms.nextIndex = (uint32_t)(src + srcSize - zc->ms.base);
-
-    r = glyd_writeVarint(op, cap, srcSize);
+    r = glyd_writeVarint(op, cap, content);
     if (r == 0) return 0;
     op += r;
-    r = encode_literals(zc, op, (size_t)(oend - op), ss->lits, ss->nbLits, &newHuf);
+    r = encode_literals(zc, op, (size_t)(oend - op), lits, nbLits, &newHuf);
     if (r == 0) return 0;
     op += r;
-    nbSeq = ss->nbSeq;
     r = glyd_writeVarint(op, (size_t)(oend - op), nbSeq);
     if (r == 0) return 0;
     op += r;
     if (nbSeq > 0) {
         uint8_t* const llc = zc->codes;
-        uint8_t* const ofc = zc->codes + ss->maxSeq;
-        uint8_t* const mlc = zc->codes + 2 * ss->maxSeq;
+        uint8_t* const ofc = zc->codes + zc->ss.maxSeq;
+        uint8_t* const mlc = zc->codes + 2 * zc->ss.maxSeq;
         const uint8_t* const fieldCodes[3] = { llc, ofc, mlc };
         uint8_t* const modesPos = op;
         unsigned modes = 0, k;
         size_t i;
         for (i = 0; i < nbSeq; i++) {
-            const glyd_seq* const s = &ss->seqs[i];
-            llc[i] = (uint8_t)glyd_llCode(s->litLength);
-            ofc[i] = (uint8_t)glyd_highbit32(s->offBase);
-            mlc[i] = (uint8_t)glyd_mlCode(s->matchLength - GLYD_MINMATCH);
+            const glyd_seq* const sq = &seqs[i];
+            llc[i] = (uint8_t)glyd_llCode(sq->litLength);
+            ofc[i] = (uint8_t)glyd_highbit32(sq->offBase);
+            mlc[i] = (uint8_t)glyd_mlCode(sq->matchLength - GLYD_MINMATCH);
         }
         if (op >= oend) return 0;
         op++;
@@ -466,14 +497,14 @@ size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
             op += descSize;
         }
         *modesPos = (uint8_t)modes;
-        r = encode_seq_stream(op, (size_t)(oend - op), ss->seqs, llc, ofc, mlc, nbSeq, ch);
+        r = encode_seq_stream(op, (size_t)(oend - op), seqs, llc, ofc, mlc, nbSeq, ch);
         if (r == 0) return 0;
         op += r;
     }
-    if ((size_t)(op - ostart) >= srcSize) return 0;
+    if ((size_t)(op - ostart) >= content) return 0;
 
     /* the block will be emitted: the decoder's state moves, so does ours */
-    memcpy(zc->rep, rep, sizeof(rep));
+    memcpy(zc->rep, repAfter, sizeof(zc->rep));
     if (newHuf) {
         zc->hufCur ^= 1;
         zc->hufValid = 1;
@@ -488,6 +519,148 @@ size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
         }
     }
     return (size_t)(op - ostart);
+}
+
+/* Splitting a block where its statistics change pays for another set of
+ * tables: about 0.2% on text at the strongest levels. Greedily, from the
+ * block's start: the rest of the block is tried whole and cut at each
+ * eighth of its sequences, and the best cut, when smaller, makes a part. */
+#define SPLIT_TRIES 8
+
+/* The best cut of sequences [s, e) (literals from lit, content from cont):
+ * 0 when coding them whole is smallest; else the cut, with the part's end
+ * (literals, content and repeat offsets after it). State unchanged. */
+static size_t best_cut(glyd_lzCCtx* zc, size_t s, size_t e, size_t lit, size_t cont, size_t srcSize,
+                       uint8_t* scratch, size_t cap, split_part* part)
+{
+    const glyd_seqStore* const ss = &zc->ss;
+    enc_state st;
+    uint32_t rep[GLYD_REP_NUM];
+    size_t bestSize, whole, i, lits = lit, content = cont, q = 1, best = 0;
+    if (e - s < 64) return 0;
+    state_save(zc, &st);
+    /* (the repeat offsets given do not change a trial's size) */
+    whole = encode_payload(zc, scratch, cap, ss->seqs + s, e - s, ss->lits + lit, ss->nbLits - lit,
+                           srcSize - cont, zc->rep);
+    state_load(zc, &st);
+    if (whole == 0) return 0;
+    bestSize = whole;
+    memcpy(rep, zc->rep, sizeof(rep));
+    for (i = s; i < e; i++) {
+        const glyd_seq* const sq = &ss->seqs[i];
+        glyd_resolveOffset(rep, sq->offBase, sq->litLength == 0);
+        lits += sq->litLength;
+        content += sq->litLength + sq->matchLength;
+        if (q < SPLIT_TRIES && i + 1 - s >= (e - s) * q / SPLIT_TRIES) {
+            size_t a, b = 0;
+            q++;
+            a = encode_payload(zc, scratch, cap, ss->seqs + s, i + 1 - s, ss->lits + lit, lits - lit,
+                               content - cont, rep);
+            if (a) b = encode_payload(zc, scratch, cap, ss->seqs + i + 1, e - i - 1, ss->lits + lits,
+                                      ss->nbLits - lits, srcSize - content, rep);
+            state_load(zc, &st);
+            if (a && b && a + b + 4 < bestSize) { /* + the second block header */
+                bestSize = a + b + 4;
+                best = i + 1;
+                part->seqEnd = i + 1;
+                part->litEnd = lits;
+                part->contentEnd = content;
+                memcpy(part->rep, rep, sizeof(rep));
+            }
+        }
+    }
+    return best;
+}
+
+/* Chooses the parts of the parsed block (zc->parts); the state is as before. */
+static void plan_parts(glyd_lzCCtx* zc, size_t srcSize, const uint32_t repEnd[GLYD_REP_NUM],
+                       uint8_t* scratch, size_t cap)
+{
+    const glyd_seqStore* const ss = &zc->ss;
+    enc_state st;
+    size_t s = 0, lit = 0, cont = 0;
+    state_save(zc, &st);
+    zc->nbParts = 0;
+    while (zc->nbParts < GLYD_SPLIT_MAX - 1) {
+        split_part* const part = &zc->parts[zc->nbParts];
+        if (!best_cut(zc, s, ss->nbSeq, lit, cont, srcSize, scratch, cap, part)) break;
+        /* the part is coded for real: the next trials start from its state */
+        encode_payload(zc, scratch, cap, ss->seqs + s, part->seqEnd - s, ss->lits + lit, part->litEnd - lit,
+                       part->contentEnd - cont, part->rep);
+        s = part->seqEnd;
+        lit = part->litEnd;
+        cont = part->contentEnd;
+        zc->nbParts++;
+    }
+    zc->parts[zc->nbParts].seqEnd = ss->nbSeq;
+    zc->parts[zc->nbParts].litEnd = ss->nbLits;
+    zc->parts[zc->nbParts].contentEnd = srcSize;
+    memcpy(zc->parts[zc->nbParts].rep, repEnd, sizeof(zc->parts[0].rep));
+    zc->nbParts++;
+    state_load(zc, &st);
+}
+
+/* Codes part k of the planned parts. */
+static size_t encode_part(glyd_lzCCtx* zc, size_t k, uint8_t* dst, size_t cap)
+{
+    const glyd_seqStore* const ss = &zc->ss;
+    size_t const s = k ? zc->parts[k - 1].seqEnd : 0;
+    size_t const lit = k ? zc->parts[k - 1].litEnd : 0;
+    size_t const cont = k ? zc->parts[k - 1].contentEnd : 0;
+    const split_part* const p = &zc->parts[k];
+    return encode_payload(zc, dst, cap, ss->seqs + s, p->seqEnd - s, ss->lits + lit, p->litEnd - lit,
+                          p->contentEnd - cont, p->rep);
+}
+
+size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
+                            const uint8_t* src, size_t srcSize)
+{
+    glyd_seqStore* const ss = &zc->ss;
+    uint32_t rep[GLYD_REP_NUM];
+    size_t lastLits;
+
+    assert(srcSize > 0 && srcSize <= zc->blockMax);
+    assert(srcSize <= ((size_t)1 << zc->p.windowLog));
+    memcpy(rep, zc->rep, sizeof(rep));
+    ss->nbSeq = 0;
+    ss->nbLits = 0;
+    zc->nbParts = 0;
+    zc->nextPart = 0;
+    if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(zc, src);
+    lastLits = parse_block(zc, rep, src, srcSize);
+    memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
+    ss->nbLits += lastLits;
+    zc->ms.nextIndex = (uint32_t)(src + srcSize - zc->ms.base);
+
+    if (zc->p.strategy >= glyd_btultra) {
+        plan_parts(zc, srcSize, rep, (uint8_t*)dst, cap);
+        if (zc->nbParts > 1) {
+            size_t const r = encode_part(zc, 0, (uint8_t*)dst, cap);
+            if (r) {
+                zc->nextPart = 1;
+                return r;
+            }
+        }
+        zc->nbParts = 0;
+    }
+    return encode_payload(zc, (uint8_t*)dst, cap, ss->seqs, ss->nbSeq, ss->lits, ss->nbLits, srcSize, rep);
+}
+
+size_t glyd_lzBlockCovered(const glyd_lzCCtx* zc, size_t srcSize)
+{
+    return zc->nextPart ? zc->parts[0].contentEnd : srcSize;
+}
+
+size_t glyd_lzCompressRest(glyd_lzCCtx* zc, void* dst, size_t cap, size_t* content)
+{
+    size_t const k = zc->nextPart;
+    size_t r;
+    RETURN_ERROR_IF(k == 0 || k >= zc->nbParts, GENERIC, "no part pending");
+    r = encode_part(zc, k, (uint8_t*)dst, cap);
+    RETURN_ERROR_IF(r == 0, dstSize_tooSmall, "part of a split block");
+    *content = zc->parts[k].contentEnd - zc->parts[k - 1].contentEnd;
+    zc->nextPart = k + 1 < zc->nbParts ? k + 1 : 0;
+    return r;
 }
 
 int glyd_lzCCtxFits(const glyd_lzCCtx* zc, const glyd_lzParams* p, unsigned blockLog)

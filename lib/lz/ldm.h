@@ -34,8 +34,8 @@ void glyd_ldmCorrectIndices(glyd_ldm* ldm, uint32_t corr);
 
 /* Finds long matches in src[0..srcSize), which sits in ms's history, in
  * increasing, non-overlapping order, and records the block's sampled
- * positions for later blocks. Writes at most `cap` matches to out; returns
- * how many. */
+ * positions for later blocks. Writes at most `cap` matches to out (0: only
+ * records positions); returns how many. */
 size_t glyd_ldmFind(glyd_ldm* ldm, const glyd_matchState* ms, const uint8_t* src, size_t srcSize,
                     glyd_ldmMatch* out, size_t cap);
 

@@ -32,6 +32,20 @@
  * they own, to use wide moves. */
 #define GLYD_WILDCOPY_OVERLENGTH 32
 
+GLYD_FORCE_INLINE void glyd_copy16(void* d, const void* s) { memcpy(d, s, 16); }
+
+/* Copies n > 0 bytes in 16-byte steps; may write up to 15 bytes past d + n
+ * and read as far past s + n. Source and destination must be >= 16 apart. */
+GLYD_FORCE_INLINE void glyd_wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
+{
+    uint8_t* const e = d + n;
+    do {
+        glyd_copy16(d, s);
+        d += 16;
+        s += 16;
+    } while (d < e);
+}
+
 extern const uint32_t glyd_llBase[GLYD_LL_MAX_CODE + 1];
 extern const uint8_t  glyd_llBits[GLYD_LL_MAX_CODE + 1];
 extern const uint32_t glyd_mlBase[GLYD_ML_MAX_CODE + 1]; /* match length - GLYD_MINMATCH */
@@ -280,6 +294,14 @@ void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift);
  * block's entropy state); or an error. */
 size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
                             const uint8_t* src, size_t srcSize);
+/* The strongest strategies may code a block as several, where that is
+ * smaller: after glyd_lzCompressBlock returned a payload, this gives the
+ * content bytes it covers (srcSize when the block was not split). When
+ * fewer, the caller emits the payload as a block, then calls
+ * glyd_lzCompressRest for each next block until the bytes are covered: it
+ * returns a payload (or an error when cap is short) and its content size. */
+size_t glyd_lzBlockCovered(const glyd_lzCCtx* zc, size_t srcSize);
+size_t glyd_lzCompressRest(glyd_lzCCtx* zc, void* dst, size_t cap, size_t* content);
 
 /* ------------------------------------------------------------------------ */
 /* Block decoder                                                            */

@@ -241,6 +241,30 @@ roundtrip "random (incompressible) 1 MiB" random
 roundtrip "logs (2.3 MB), --long" logs.log --long
 roundtrip "binary, -1 --long=24" llvm.bin -1 --long=24
 
+begin "--train makes a dictionary from records; -D uses it both ways"
+fresh dict-train
+mkdir samples
+head -n 1200 "$CORPUS/logs/HPC_2k.log" | split -l 1 -a 4 - samples/r
+run "$GLYD" -q --train samples/* -o logs.dict --maxdict=20000; want_rc 0
+size=$(stat -c %s logs.dict 2>/dev/null || echo 0)
+want "dictionary size $size not in 1000..20000" test "$size" -gt 1000 -a "$size" -le 20000
+sed -n 1500p "$CORPUS/logs/HPC_2k.log" > rec
+run "$GLYD" -q -c rec; want_rc 0; plain=$(wc -c < "$CAP/out")
+run "$GLYD" -q -D logs.dict rec; want_rc 0
+with=$(stat -c %s rec.glyd 2>/dev/null || echo 0)
+want "a record with the dictionary ($with bytes) is not smaller than without ($plain)" test "$with" -lt "$plain"
+run "$GLYD" -q -d -c -D logs.dict rec.glyd; want_rc 0
+want "-D round trip differs" same "$CAP/out" rec
+run "$GLYD" -q -d -c rec.glyd; want_rc 1
+want_err "-D"
+run "$GLYD" -q --train samples/raaaa -o one.dict; want_rc 1
+want_err "more samples"
+run "$GLYD" -q --train samples/raaab samples/raaac -o logs.dict; want_rc 1
+want_err "exists"
+run "$GLYD" -q -D no-such.dict -c rec; want_rc 1
+want_err "no-such.dict"
+finish
+
 begin "--long finds a repeat 5 MiB back that -3 cannot, and decodes it"
 fresh long-repeat random llvm.bin
 cat random llvm.bin random > far

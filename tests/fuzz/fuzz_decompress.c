@@ -45,6 +45,16 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         }
     }
 
+    {   /* with a raw-content dictionary: matches may reach into it */
+        static const char dict[] = "The quick brown fox jumps over the lazy dog; 0123456789 "
+                                   "{\"question\": \"How many\", \"answer\": \"#### 42\"}\n";
+        glyd_DCtx_reset(d, glyd_reset_session_only);
+        if (glyd_isError(glyd_DCtx_loadDictionary(d, dict, sizeof(dict) - 1))) abort();
+        r = glyd_decompressDCtx(d, out, OUT_CAP, data, size);
+        if (!glyd_isError(r) && r > OUT_CAP) abort();
+        glyd_DCtx_loadDictionary(d, NULL, 0);
+    }
+
     if (!glyd_isError(glyd_getFrameInfo(&fi, data, size)) && fi.compressedSize > size) abort();
     (void)glyd_findDecompressedSize(data, size);
     (void)glyd_getFrameContentSize(data, size);

@@ -22,7 +22,8 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     c = glyd_createCCtx();
     d = glyd_createDCtx();
     if (!c || !d) abort();
-    glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level > 12 ? 12 : level);
+    /* the strongest levels (block splitting) on small inputs only, for speed */
+    glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level > 12 && size > 4096 ? 12 : level);
     glyd_CCtx_setParameter(c, glyd_c_checksumFlag, data[1] & 1);
     if (data[1] & 2) glyd_CCtx_setParameter(c, glyd_c_segmentLog, 16);
     if (data[1] & 4) glyd_CCtx_setParameter(c, glyd_c_windowLog, 10 + (data[1] >> 5));
@@ -31,6 +32,18 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if ((data[0] / 28) & 1) glyd_CCtx_setParameter(c, glyd_c_longMatching, 1);
     data += 2;
     size -= 2;
+    if (data[-1] & 32) {
+        /* the input's first quarter as a raw-content dictionary for the rest */
+        size_t const dsize = size / 4;
+        size_t const rc = glyd_CCtx_loadDictionary(c, data, dsize);
+        size_t const rd = glyd_DCtx_loadDictionary(d, data, dsize);
+        /* (bytes that look like a dictionary header with ID 0 are refused by both) */
+        if (glyd_isError(rc) != glyd_isError(rd)) abort();
+        if (!glyd_isError(rc)) {
+            data += dsize;
+            size -= dsize;
+        }
+    }
     cap = glyd_compressBound(size);
     frame = (uint8_t*)malloc(cap);
     back = (uint8_t*)malloc(size + 1);

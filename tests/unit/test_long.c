@@ -140,7 +140,8 @@ TEST(long_matching_on_real_text_and_tiny_inputs)
     for (i = 0; i < 3; i++) {
         int const level = i == 0 ? -1 : i == 1 ? 3 : 12;
         c = compress_long(data, n, level, 1, 0, 0, &f);
-        CHECK(c > 0 && c < n / 3);
+        /* (the --fast levels code bytes without entropy coding) */
+        CHECK(c > 0 && c < (level < 0 ? n / 2 : n / 3));
         CHECK(round_trips(f, c, data, n));
         free(f);
     }

@@ -446,3 +446,50 @@ TEST(opt_finders_rebuild_their_input)
         free(data);
     }
 }
+
+/* Levels 16 and up may code a block as several where its statistics change:
+ * alice29 (152 KB, two 128 KiB blocks) comes out in more blocks, and decodes
+ * one-shot, streamed and in segments on two threads. */
+TEST(split_blocks_decode_everywhere)
+{
+    char path[1024];
+    size_t n, c, r;
+    uint8_t *data, *frame, *back;
+    glyd_frameInfo info;
+    int level;
+    snprintf(path, sizeof path, "%s/text/alice29.txt", corpus_dir());
+    data = read_file(path, &n);
+    if (!data) return;
+    frame = (uint8_t*)malloc(glyd_compressBound(n));
+    back = (uint8_t*)malloc(n);
+    for (level = 16; level <= 22; level += 3) {
+        glyd_CCtx* const cc = glyd_createCCtx();
+        glyd_DCtx* const dc = glyd_createDCtx();
+        CHECK_OK(glyd_CCtx_setParameter(cc, glyd_c_compressionLevel, level));
+        c = glyd_compress2(cc, frame, glyd_compressBound(n), data, n);
+        CHECK_OK(c);
+        CHECK_OK(glyd_getFrameInfo(&info, frame, c));
+        CHECK(info.nbBlocks > 2);
+        r = glyd_decompress(back, n, frame, c);
+        CHECK(r == n && memcmp(back, data, n) == 0);
+        {
+            glyd_inBuffer in = { frame, c, 0 };
+            glyd_outBuffer out = { back, n, 0 };
+            memset(back, 0, n);
+            CHECK(glyd_decompressStream(dc, &out, &in) == 0 && out.pos == n && memcmp(back, data, n) == 0);
+        }
+        /* segments of 64 KiB on two workers, each split on its own */
+        CHECK_OK(glyd_CCtx_setParameter(cc, glyd_c_segmentLog, 16));
+        CHECK_OK(glyd_CCtx_setParameter(cc, glyd_c_nbWorkers, 2));
+        c = glyd_compress2(cc, frame, glyd_compressBound(n), data, n);
+        CHECK_OK(c);
+        CHECK_OK(glyd_DCtx_setParameter(dc, glyd_d_nbWorkers, 2));
+        r = glyd_decompressDCtx(dc, back, n, frame, c);
+        CHECK(r == n && memcmp(back, data, n) == 0);
+        glyd_freeCCtx(cc);
+        glyd_freeDCtx(dc);
+    }
+    free(frame);
+    free(back);
+    free(data);
+}
