@@ -52,11 +52,11 @@ static void coder_start(block_coder* bc, const uint8_t* start)
     else glyd_lzStartHistory(bc->lz, start);
 }
 
-/* Indexes a dictionary's content, which starts the history. The fast coder
- * keeps it as history without indexing it (its matches rarely reach back). */
+/* Indexes a dictionary's content, which starts the history. */
 static void coder_load(block_coder* bc, const uint8_t* start, size_t size)
 {
-    if (bc->lz) glyd_lzLoadHistory(bc->lz, start, size);
+    if (bc->fast) glyd_fastLoadHistory(bc->fast, start, size);
+    else glyd_lzLoadHistory(bc->lz, start, size);
 }
 
 static void coder_rebase(block_coder* bc, size_t shift)

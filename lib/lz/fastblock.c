@@ -126,6 +126,16 @@ GLYD_FORCE_INLINE size_t hash_at(const uint8_t* p, unsigned hlog)
     return glyd_hashPtr(p, hlog, FAST_HASH_BYTES);
 }
 
+void glyd_fastLoadHistory(glyd_fastCCtx* fc, const uint8_t* src, size_t size)
+{
+    const uint8_t* p;
+    /* every position, the latest winning its slot: the dictionary's end,
+     * nearest to the data, is what the small table keeps */
+    if (size >= 8)
+        for (p = src; p + 8 <= src + size; p++) fc->table[hash_at(p, fc->hashLog)] = (uint32_t)(p - fc->base);
+    fc->nextIndex = (uint32_t)(src + size - fc->base);
+}
+
 
 /* Copies n bytes in 32-byte steps, each two 16-byte moves in order, so
  * that source and destination need only be 16 apart. May write up to 31

@@ -36,6 +36,8 @@ int glyd_fastCCtxFits(const glyd_fastCCtx* fc, const glyd_lzParams* p, unsigned 
 void glyd_fastStartHistory(glyd_fastCCtx* fc, const uint8_t* start);
 /* The caller moved its history buffer `shift` bytes down in memory. */
 void glyd_fastRebase(glyd_fastCCtx* fc, size_t shift);
+/* Indexes src[0..size), which starts fc's history: a dictionary's content. */
+void glyd_fastLoadHistory(glyd_fastCCtx* fc, const uint8_t* src, size_t size);
 
 /* Compresses src[0..srcSize) (1 <= srcSize <= 2^blockLog, following the
  * history contiguously) into a fast block body. Returns its size; 0 when the
