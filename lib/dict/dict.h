@@ -7,16 +7,19 @@
 
 #include "../common/common.h"
 
-/* A dictionary file: magic, ID, then its content. Any other bytes are a
- * raw-content dictionary with no ID. */
+/* A dictionary file: magic, ID, the size of its entropy tables, the
+ * tables, then its content. Any other bytes are a raw-content dictionary
+ * with no ID and no tables. */
 #define GLYD_DICT_MAGIC        0x444C47F7u /* bytes F7 47 4C 44: "\xF7GLD" */
-#define GLYD_DICT_HEADER_SIZE  8
+#define GLYD_DICT_HEADER_SIZE  12
 #define GLYD_DICT_CONTENT_MAX  ((size_t)1 << 31)
 
 typedef struct {
     const uint8_t* content;
     size_t size;
-    uint32_t id; /* 0: raw content */
+    const uint8_t* tables; /* described as in a block (lz.h, glyd_lzLoadTables) */
+    size_t tablesSize;     /* 0: none */
+    uint32_t id;           /* 0: raw content */
 } glyd_dictView;
 
 /* Points *v into dict[0..size). Returns 0 or an error (dictionary_corrupted). */
@@ -26,6 +29,8 @@ size_t glyd_dictParse(glyd_dictView* v, const void* dict, size_t size);
 typedef struct {
     uint8_t* content; /* NULL when no dictionary is loaded */
     size_t size;
+    uint8_t* tables;  /* NULL when it has none */
+    size_t tablesSize;
     uint32_t id;
 } glyd_dictCopy;
 

@@ -189,6 +189,9 @@ typedef struct {
 
 /* Reads a table description into dt. Returns the bytes read or an error. */
 size_t glyd_hufReadDTable(glyd_hufDTable* dt, const void* src, size_t size);
+/* The encoding table of the code that dt decodes (from a description read
+ * with glyd_hufReadDTable). Returns its longest length. */
+size_t glyd_hufCTableFromDTable(glyd_hufCTable* ct, const glyd_hufDTable* dt);
 
 /* Decodes exactly dstSize symbols from a one- or four-stream payload of
  * exactly srcSize bytes. Returns dstSize or an error. */

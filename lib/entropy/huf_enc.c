@@ -208,3 +208,22 @@ size_t glyd_hufCompress(void* dst, size_t cap, const uint8_t* src, size_t n,
         }
     }
 }
+
+size_t glyd_hufCTableFromDTable(glyd_hufCTable* ct, const glyd_hufDTable* dt)
+{
+    uint32_t i = 0;
+    unsigned s;
+    memset(ct, 0, sizeof(*ct));
+    ct->maxBits = dt->maxBits;
+    /* Each symbol covers a run of 2^(maxBits - len) entries, and its code is
+     * the run's first index shifted right by as much (FORMAT section 8.2). */
+    while (i < (1u << dt->maxBits)) {
+        unsigned const len = dt->entry[i] >> 8;
+        s = dt->entry[i] & 0xFF;
+        ct->len[s] = (uint8_t)len;
+        ct->code[s] = (uint16_t)(i >> (dt->maxBits - len));
+        if (s > ct->maxSymbol) ct->maxSymbol = s;
+        i += 1u << (dt->maxBits - len);
+    }
+    return dt->maxBits;
+}

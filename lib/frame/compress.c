@@ -727,7 +727,11 @@ static size_t emit_block(glyd_CCtx* c, int last)
     if (!c->segOpen) {
         size_t const hist = c->dictPending ? c->dict.size : 0;
         coder_start(&c->zc, c->inBuf + c->inStart - hist);
-        if (hist) coder_load(&c->zc, c->inBuf + c->inStart - hist, hist);
+        if (hist) {
+            coder_load(&c->zc, c->inBuf + c->inStart - hist, hist);
+            /* (checked when loaded: cannot fail) */
+            if (c->dict.tablesSize && c->zc.lz) glyd_lzLoadTables(c->zc.lz, c->dict.tables, c->dict.tablesSize);
+        }
         c->dictPending = 0;
         c->segOpen = 1;
         c->histStart = c->inStart - hist;

@@ -540,6 +540,8 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
     }
     if (d->firstBlock || d->bh.restart) {
         glyd_lzDStartHistory(&d->lz);
+        if (d->firstBlock && d->withDict && d->dict.tablesSize)
+            FORWARD_IF_ERROR(glyd_lzDLoadTables(&d->lz, d->dict.tables, d->dict.tablesSize));
         d->segStart = d->firstBlock && d->withDict ? 0 : d->winPos;
         d->segFill = 0;
         d->firstBlock = 0;

@@ -181,6 +181,26 @@ static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned ma
     }
 }
 
+size_t glyd_lzDLoadTables(glyd_lzDCtx* dz, const void* src, size_t size)
+{
+    const uint8_t* ip = (const uint8_t*)src;
+    const uint8_t* const iend = ip + size;
+    static const unsigned maxCode[3] = { GLYD_LL_MAX_CODE, GLYD_OF_MAX_CODE, GLYD_ML_MAX_CODE };
+    static const unsigned maxLog[3] = { GLYD_LL_MAX_LOG, GLYD_OF_MAX_LOG, GLYD_ML_MAX_LOG };
+    unsigned k;
+    size_t r = glyd_hufReadDTable(&dz->huf, ip, size);
+    FORWARD_IF_ERROR(r);
+    dz->hufValid = 1;
+    ip += r;
+    for (k = 0; k < 3; k++) {
+        r = read_table(dz, k, 2, maxCode[k], maxLog[k], ip, (size_t)(iend - ip));
+        FORWARD_IF_ERROR(r);
+        ip += r;
+    }
+    RETURN_ERROR_IF(ip != iend, dictionary_corrupted, "bytes after the dictionary's tables");
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Sequence execution                                                       */
 /* ------------------------------------------------------------------------ */

@@ -398,6 +398,55 @@ void glyd_lzLoadHistory(glyd_lzCCtx* zc, const uint8_t* src, size_t size)
     zc->ms.nextIndex = (uint32_t)(src + size - zc->ms.base);
 }
 
+static size_t parse_block(glyd_lzCCtx* zc, uint32_t rep[GLYD_REP_NUM], const uint8_t* src, size_t srcSize);
+
+void glyd_lzCountCodes(glyd_lzCCtx* zc, const uint8_t* src, size_t srcSize, glyd_lzCodeCounts* c)
+{
+    glyd_seqStore* const ss = &zc->ss;
+    uint32_t rep[GLYD_REP_NUM];
+    size_t lastLits, i;
+    memcpy(rep, zc->rep, sizeof(rep));
+    ss->nbSeq = 0;
+    ss->nbLits = 0;
+    lastLits = parse_block(zc, rep, src, srcSize);
+    memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
+    ss->nbLits += lastLits;
+    zc->ms.nextIndex = (uint32_t)(src + srcSize - zc->ms.base);
+    for (i = 0; i < ss->nbLits; i++) c->lit[ss->lits[i]]++;
+    for (i = 0; i < ss->nbSeq; i++) {
+        const glyd_seq* const sq = &ss->seqs[i];
+        c->ll[glyd_llCode(sq->litLength)]++;
+        c->of[glyd_highbit32(sq->offBase)]++;
+        c->ml[glyd_mlCode(sq->matchLength - GLYD_MINMATCH)]++;
+    }
+}
+
+size_t glyd_lzLoadTables(glyd_lzCCtx* zc, const void* src, size_t size)
+{
+    const uint8_t* ip = (const uint8_t*)src;
+    const uint8_t* const iend = ip + size;
+    glyd_hufDTable dt;
+    unsigned k;
+    size_t r = glyd_hufReadDTable(&dt, ip, size);
+    FORWARD_IF_ERROR(r);
+    glyd_hufCTableFromDTable(&zc->huf[zc->hufCur], &dt);
+    zc->hufValid = 1;
+    ip += r;
+    for (k = 0; k < 3; k++) {
+        fse_field* const f = &zc->field[k];
+        unsigned maxSymbol = kMaxCode[k], tableLog;
+        r = glyd_fseReadNCount(f->norm[f->cur], &maxSymbol, &tableLog, kMaxLog[k], ip, (size_t)(iend - ip));
+        FORWARD_IF_ERROR(r);
+        glyd_fseBuildCTable(&f->fresh[f->cur], f->norm[f->cur], maxSymbol, tableLog);
+        f->maxSymbol[f->cur] = maxSymbol;
+        f->tableLog[f->cur] = tableLog;
+        f->kind = KIND_FRESH;
+        ip += r;
+    }
+    RETURN_ERROR_IF(ip != iend, dictionary_corrupted, "bytes after the dictionary's tables");
+    return 0;
+}
+
 /* Sequences for a block: the long matches, if any, with the level's finder
  * parsing the gaps between them. Returns the number of trailing literals. */
 static size_t parse_block(glyd_lzCCtx* zc, uint32_t rep[GLYD_REP_NUM], const uint8_t* src, size_t srcSize)

@@ -285,6 +285,21 @@ void glyd_lzStartHistory(glyd_lzCCtx* zc, const uint8_t* start);
 /* Makes src[0..size), which starts zc's history (glyd_lzStartHistory), a
  * history that later blocks find matches in: a dictionary's content. */
 void glyd_lzLoadHistory(glyd_lzCCtx* zc, const uint8_t* src, size_t size);
+/* How often each literal byte and each sequence code occurs. */
+typedef struct {
+    unsigned lit[256];
+    unsigned ll[GLYD_LL_MAX_CODE + 1];
+    unsigned of[GLYD_OF_MAX_CODE + 1];
+    unsigned ml[GLYD_ML_MAX_CODE + 1];
+} glyd_lzCodeCounts;
+/* Parses src[0..srcSize) (at most a block, following the history) and adds
+ * its literals and codes to *c, coding nothing: what a dictionary's tables
+ * are trained on. */
+void glyd_lzCountCodes(glyd_lzCCtx* zc, const uint8_t* src, size_t srcSize, glyd_lzCodeCounts* c);
+/* Makes the entropy tables described in src (a dictionary's: a Huffman
+ * description, then LL, OF and ML distributions) the tables that the next
+ * block may repeat. Returns 0 or an error. */
+size_t glyd_lzLoadTables(glyd_lzCCtx* zc, const void* src, size_t size);
 /* The caller moved its history buffer `shift` bytes down in memory. */
 void glyd_lzRebase(glyd_lzCCtx* zc, size_t shift);
 
@@ -351,6 +366,8 @@ size_t glyd_lzDInit(glyd_lzDCtx* dz, glyd_customMem mem);
 void glyd_lzDFree(glyd_lzDCtx* dz);
 /* Forgets the entropy tables and repeat offsets (new frame or segment). */
 void glyd_lzDStartHistory(glyd_lzDCtx* dz);
+/* The decoding side of glyd_lzLoadTables. Returns 0 or an error. */
+size_t glyd_lzDLoadTables(glyd_lzDCtx* dz, const void* src, size_t size);
 
 /* Decodes a compressed block payload to op. History (for matches) starts at
  * prefixStart; matches reach at most windowSize back. op may write up to

@@ -55,6 +55,24 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         glyd_DCtx_loadDictionary(d, NULL, 0);
     }
 
+    if (size > 1) {
+        /* the input as a dictionary's tables and content: hostile tables
+         * must be refused when loaded, never trusted */
+        static uint8_t dictBuf[12 + 4096];
+        size_t const n = size - 1 < 4096 ? size - 1 : 4096;
+        uint32_t const tablesSize = (uint32_t)(data[0] * 4u) % (uint32_t)(n + 1);
+        memcpy(dictBuf, "\xF7GLD", 4);
+        memcpy(dictBuf + 4, "\x39\x30\x00\x00", 4);
+        memcpy(dictBuf + 8, &tablesSize, 4);
+        memcpy(dictBuf + 12, data + 1, n);
+        glyd_DCtx_reset(d, glyd_reset_session_only);
+        if (!glyd_isError(glyd_DCtx_loadDictionary(d, dictBuf, 12 + n))) {
+            r = glyd_decompressDCtx(d, out, OUT_CAP, data, size);
+            if (!glyd_isError(r) && r > OUT_CAP) abort();
+        }
+        glyd_DCtx_loadDictionary(d, NULL, 0);
+    }
+
     if (!glyd_isError(glyd_getFrameInfo(&fi, data, size)) && fi.compressedSize > size) abort();
     (void)glyd_findDecompressedSize(data, size);
     (void)glyd_getFrameContentSize(data, size);

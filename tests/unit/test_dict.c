@@ -213,12 +213,34 @@ TEST(dictionary_missing_wrong_or_damaged)
     c = compress_dict(rec.data, 2000, rec.data + 3000, 9000, 3, frame, sizeof frame);
     CHECK(glyd_getDictIDFromFrame(frame, c) == 0);
     CHECK(decodes_with(frame, c, rec.data + 3000, 9000, rec.data, 2000));
+    /* trained dictionaries carry entropy tables; damaged ones are refused */
+    {
+        uint8_t* const bad = (uint8_t*)malloc(dictSize);
+        uint32_t const tablesSize = (uint32_t)dict[8] | (uint32_t)dict[9] << 8 | (uint32_t)dict[10] << 16 |
+                                    (uint32_t)dict[11] << 24;
+        CHECK(tablesSize > 20 && tablesSize < 512);
+        memcpy(bad, dict, dictSize);
+        bad[12] = 0; /* the Huffman description's largest symbol: a code needs two */
+        CHECK_ERR(glyd_CCtx_loadDictionary(cc, bad, dictSize), GLYD_error_dictionary_corrupted);
+        CHECK_ERR(glyd_DCtx_loadDictionary(d, bad, dictSize), GLYD_error_dictionary_corrupted);
+        memcpy(bad, dict, dictSize);
+        bad[8] = 0xFF; /* tables running past the end */
+        bad[9] = 0xFF;
+        bad[10] = 0xFF;
+        CHECK_ERR(glyd_DCtx_loadDictionary(d, bad, dictSize), GLYD_error_dictionary_corrupted);
+        memcpy(bad, dict, dictSize);
+        /* one byte short: the last table would end inside the content */
+        bad[8] = (uint8_t)(tablesSize - 1);
+        bad[9] = (uint8_t)((tablesSize - 1) >> 8);
+        CHECK(glyd_isError(glyd_DCtx_loadDictionary(d, bad, dictSize)));
+        free(bad);
+    }
     /* a dictionary header with ID 0 is damaged */
     {
         uint8_t bad[64];
-        memcpy(bad, dict, 8);
+        memcpy(bad, dict, 12);
         memset(bad + 4, 0, 4);
-        memset(bad + 8, 'a', sizeof bad - 8);
+        memset(bad + 12, 'a', sizeof bad - 12);
         CHECK_ERR(glyd_CCtx_loadDictionary(cc, bad, sizeof bad), GLYD_error_dictionary_corrupted);
         CHECK_ERR(glyd_DCtx_loadDictionary(d, bad, sizeof bad), GLYD_error_dictionary_corrupted);
         CHECK(glyd_getDictID(bad, sizeof bad) == 0);
