@@ -383,16 +383,14 @@ size_t glyd_lzSetLongMatching(glyd_lzCCtx* zc, int enable)
 void glyd_lzLoadHistory(glyd_lzCCtx* zc, const uint8_t* src, size_t size)
 {
     size_t pos = 0;
-    /* The finder indexes what it parses; its sequences are dropped, and the
-     * repeat offsets stay as a new history has them, as the decoder's do. */
-    while (pos < size) {
+    /* Positions are indexed, not parsed: a parse would cost as much as
+     * compressing the content, for every frame made with it. */
+    if (glyd_lzUsesOpt(zc->p.strategy)) glyd_lzIndexBt(&zc->ms, src, size);
+    else if (zc->p.strategy >= glyd_greedy) glyd_lzIndexChain(&zc->ms, src, size);
+    else glyd_lzIndexFast(&zc->ms, src, size);
+    while (zc->ldm && pos < size) {
         size_t const n = GLYD_MIN(zc->blockMax, size - pos);
-        uint32_t rep[GLYD_REP_NUM];
-        memcpy(rep, zc->rep, sizeof(rep));
-        zc->ss.nbSeq = 0;
-        zc->ss.nbLits = 0;
-        if (n >= 16) zc->finder(&zc->ms, &zc->ss, rep, src + pos, n);
-        if (zc->ldm) glyd_ldmFind(zc->ldm, &zc->ms, src + pos, n, NULL, 0);
+        glyd_ldmFind(zc->ldm, &zc->ms, src + pos, n, NULL, 0);
         pos += n;
     }
     zc->ms.nextIndex = (uint32_t)(src + size - zc->ms.base);

@@ -238,6 +238,13 @@ GLYD_FORCE_INLINE int glyd_lzUsesOpt(glyd_strategy s) { return s >= glyd_btopt &
 glyd_optState* glyd_lzCreateOptState(size_t blockMax, glyd_customMem mem);
 void glyd_lzFreeOptState(glyd_optState* o); /* NULL is fine */
 
+/* Each family of finders indexes positions src[0..size - GLYD_LZ_TAIL]
+ * (inside the state's history) without parsing them: a dictionary's
+ * content, made ready to be matched. */
+void glyd_lzIndexFast(glyd_matchState*, const uint8_t*, size_t);
+void glyd_lzIndexChain(glyd_matchState*, const uint8_t*, size_t);
+void glyd_lzIndexBt(glyd_matchState*, const uint8_t*, size_t);
+
 /* Finders read 8 bytes at a time near the current position, so they stop
  * this far before the end of a block. */
 #define GLYD_LZ_TAIL 8

@@ -194,3 +194,20 @@ size_t glyd_lzFindDFast(glyd_matchState* ms, glyd_seqStore* ss, uint32_t* rep,
     default: return find_dfast(ms, ss, rep, src, srcSize, 7);
     }
 }
+
+void glyd_lzIndexFast(glyd_matchState* ms, const uint8_t* src, size_t size)
+{
+    /* the hashed lengths of glyd_lzFindFast and glyd_lzFindDFast */
+    unsigned const mls = ms->p.minMatch >= 4 && ms->p.minMatch <= 6 ? ms->p.minMatch : 7;
+    const uint8_t* p;
+    if (size < GLYD_LZ_TAIL) return;
+    for (p = src; p <= src + size - GLYD_LZ_TAIL; p++) {
+        uint32_t const idx = (uint32_t)(p - ms->base);
+        if (ms->p.strategy == glyd_dfast) {
+            ms->hashTable[glyd_hashPtr(p, ms->p.hashLog, 8)] = idx;
+            ms->chainTable[glyd_hashPtr(p, ms->p.chainLog, mls)] = idx;
+        } else {
+            ms->hashTable[glyd_hashPtr(p, ms->p.hashLog, mls)] = idx;
+        }
+    }
+}

@@ -194,3 +194,13 @@ size_t glyd_lzFindLazy2(glyd_matchState* ms, glyd_seqStore* ss, uint32_t* rep,
 {
     LZ_DISPATCH(2)
 }
+
+void glyd_lzIndexChain(glyd_matchState* ms, const uint8_t* src, size_t size)
+{
+    /* the hashed length of LZ_DISPATCH */
+    unsigned const mls = ms->p.minMatch == 4 || ms->p.minMatch == 5 ? ms->p.minMatch : 6;
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(src - ms->base));
+    if (size < GLYD_LZ_TAIL) return;
+    if (ms->nextToUpdate < lowest) ms->nextToUpdate = lowest;
+    hc_insert(ms, src + size - GLYD_LZ_TAIL, mls);
+}

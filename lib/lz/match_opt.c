@@ -620,3 +620,15 @@ size_t glyd_lzFindBtUltra2(glyd_matchState* ms, glyd_seqStore* ss, uint32_t* rep
 {
     return find_opt(ms, ss, rep, src, srcSize, &kBtUltra2);
 }
+
+void glyd_lzIndexBt(glyd_matchState* ms, const uint8_t* src, size_t size)
+{
+    opt_match found[OPT_MAX_MATCHES];
+    uint32_t const lowest = glyd_lzLowestIndex(ms, (uint32_t)(src - ms->base));
+    unsigned const mls = GLYD_MIN(GLYD_MAX(ms->p.minMatch, 3u), 6u); /* as find_opt */
+    const uint8_t* const iend = src + size;
+    size_t i;
+    if (size < GLYD_LZ_TAIL) return;
+    for (i = 0; i <= size - GLYD_LZ_TAIL; i++) bt_insert_find(ms, src + i, iend, lowest, mls, OPT_STOP_LEN, found);
+    ms->nextToUpdate = (uint32_t)(src + size - GLYD_LZ_TAIL + 1 - ms->base);
+}
