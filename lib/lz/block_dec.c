@@ -205,21 +205,6 @@ size_t glyd_lzDLoadTables(glyd_lzDCtx* dz, const void* src, size_t size)
 /* Sequence execution                                                       */
 /* ------------------------------------------------------------------------ */
 
-
-/* An overlapping match copied exactly: the output is periodic with period
- * `offset`, so each step may copy the whole span written so far, and the
- * span doubles. */
-static void copy_match_exact(uint8_t* op, size_t offset, size_t length)
-{
-    const uint8_t* const match = op - offset;
-    size_t done = 0;
-    while (done < length) {
-        size_t const step = GLYD_MIN(length - done, offset + done);
-        memcpy(op + done, match, step);
-        done += step;
-    }
-}
-
 /* Executes one sequence at op, when the caller has checked that
  * op + ll + ml + 32 <= oLimit and lits + ll + 32 <= the literal read limit. */
 GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, size_t ml, size_t offset)
@@ -227,23 +212,8 @@ GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, si
     uint8_t* const mop = op + ll;
     glyd_copy16(op, lits);
     if (GLYD_UNLIKELY(ll > 16)) glyd_wildcopy16(op + 16, lits + 16, ll - 16);
-    if (GLYD_LIKELY(offset >= 16)) {
-        glyd_wildcopy16(mop, mop - offset, ml);
-    } else if (offset == 1) {
-        memset(mop, mop[-1], ml);
-    } else {
-        /* widen the distance by doubling the pattern, then copy wide */
-        const uint8_t* const match = mop - offset;
-        uint8_t* d = mop;
-        uint8_t* const e = mop + ml;
-        size_t dist = offset;
-        while (dist < 16 && d < e) {
-            memcpy(d, match, dist);
-            d += dist;
-            dist = (size_t)(d - match);
-        }
-        if (d < e) glyd_wildcopy16(d, d - dist, (size_t)(e - d));
-    }
+    if (GLYD_LIKELY(offset >= 16)) glyd_wildcopy16(mop, mop - offset, ml);
+    else glyd_copyShortOffset(mop, offset, ml);
 }
 
 /* Checks one sequence against every buffer, then executes it: the path of
@@ -263,7 +233,7 @@ static size_t exec_checked(uint8_t** opPtr, uint8_t* oend, uint8_t* oLimit, lit_
         exec_fast(op, lv->ptr, litLength, matchLength, offset);
     } else {
         memcpy(op, lv->ptr, litLength);
-        copy_match_exact(op + litLength, offset, matchLength);
+        glyd_copyMatchExact(op + litLength, offset, matchLength);
     }
     *opPtr = op + litLength + matchLength;
     lv->ptr += litLength;

@@ -355,41 +355,6 @@ GLYD_FORCE_INLINE int get_ext(const uint8_t** xp, const uint8_t* xend, size_t* v
     return 1;
 }
 
-/* A match of ml bytes at offset < 16, copied with wide moves: the pattern
- * is doubled until the distance reaches 16. Writes up to 15 bytes past
- * op + ml. */
-GLYD_FORCE_INLINE void copy_short_offset(uint8_t* op, size_t offset, size_t ml)
-{
-    const uint8_t* const match = op - offset;
-    uint8_t* d = op;
-    uint8_t* const e = op + ml;
-    size_t dist = offset;
-    if (offset == 1) {
-        memset(op, match[0], ml);
-        return;
-    }
-    while (dist < 16 && d < e) {
-        memcpy(d, match, dist);
-        d += dist;
-        dist = (size_t)(d - match);
-    }
-    if (d < e) glyd_wildcopy16(d, d - dist, (size_t)(e - d));
-}
-
-/* An overlapping match copied exactly, for the buffer's last bytes: the
- * output is periodic with period `offset`, so each step may copy all that
- * was written so far. */
-static void copy_match_exact(uint8_t* op, size_t offset, size_t ml)
-{
-    const uint8_t* const match = op - offset;
-    size_t done = 0;
-    while (done < ml) {
-        size_t const step = GLYD_MIN(ml - done, offset + done);
-        memcpy(op + done, match, step);
-        done += step;
-    }
-}
-
 /* Checks one sequence against the streams and the block, then executes it
  * with exact copies: for sequences too close to the end of a buffer for
  * wide copies. */
@@ -405,7 +370,7 @@ GLYD_FORCE_INLINE size_t exec_checked(uint8_t** opPtr, uint8_t* oend, const uint
     RETURN_ERROR_IF(offset > (size_t)(op + ll - prefixStart), corruption_detected, "offset before the history");
     memcpy(op, lp, ll);
     op += ll;
-    copy_match_exact(op, offset, ml);
+    glyd_copyMatchExact(op, offset, ml);
     *opPtr = op + ml;
     *lpPtr = lp + ll;
     return 0;
@@ -531,7 +496,7 @@ GLYD_FORCE_INLINE size_t decode_body(uint8_t* op, uint8_t* oLimit, const uint8_t
                     wildcopy32(op, lp, ll);
                     lp += ll;
                     if (offset >= 16) wildcopy32(mop, match, ml);
-                    else copy_short_offset(mop, offset, ml);
+                    else glyd_copyShortOffset(mop, offset, ml);
                     op = mop + ml;
                     /* the batch's bounds assumed short lengths */
                     tBatchEnd = batch_end(tp, tend, op, oLimit, lp, ofp, iend);
@@ -549,7 +514,7 @@ GLYD_FORCE_INLINE size_t decode_body(uint8_t* op, uint8_t* oLimit, const uint8_t
                     glyd_copy16(mop, match);
                     glyd_copy16(mop + 16, match + 16);
                 } else {
-                    copy_short_offset(mop, offset, ml);
+                    glyd_copyShortOffset(mop, offset, ml);
                 }
                 op = mop + ml;
             } while (tp < tBatchEnd);

@@ -46,6 +46,41 @@ GLYD_FORCE_INLINE void glyd_wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
     } while (d < e);
 }
 
+/* A match of ml bytes at offset 1..15, copied with wide moves: the pattern
+ * is doubled until the distance reaches 16. Writes up to 15 bytes past
+ * op + ml. */
+GLYD_FORCE_INLINE void glyd_copyShortOffset(uint8_t* op, size_t offset, size_t ml)
+{
+    const uint8_t* const match = op - offset;
+    uint8_t* d = op;
+    uint8_t* const e = op + ml;
+    size_t dist = offset;
+    if (offset == 1) {
+        memset(op, match[0], ml);
+        return;
+    }
+    while (dist < 16 && d < e) {
+        memcpy(d, match, dist);
+        d += dist;
+        dist = (size_t)(d - match);
+    }
+    if (d < e) glyd_wildcopy16(d, d - dist, (size_t)(e - d));
+}
+
+/* An overlapping match copied exactly, for a buffer's last bytes: the
+ * output is periodic with period `offset`, so each step may copy all that
+ * was written so far, and the span doubles. */
+GLYD_FORCE_INLINE void glyd_copyMatchExact(uint8_t* op, size_t offset, size_t ml)
+{
+    const uint8_t* const match = op - offset;
+    size_t done = 0;
+    while (done < ml) {
+        size_t const step = GLYD_MIN(ml - done, offset + done);
+        memcpy(op + done, match, step);
+        done += step;
+    }
+}
+
 extern const uint32_t glyd_llBase[GLYD_LL_MAX_CODE + 1];
 extern const uint8_t  glyd_llBits[GLYD_LL_MAX_CODE + 1];
 extern const uint32_t glyd_mlBase[GLYD_ML_MAX_CODE + 1]; /* match length - GLYD_MINMATCH */
