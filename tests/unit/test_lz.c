@@ -102,7 +102,8 @@ static int ref_apply(uint8_t* out, size_t histLen, const glyd_seqStore* ss, size
     return op == histLen + blockLen ? 0 : 3;
 }
 
-static void finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint8_t* data, size_t n, int* ok)
+static void finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint8_t* data, size_t n,
+                              int cutBlocks, int* ok)
 {
     glyd_lzParams p;
     glyd_matchState ms;
@@ -111,35 +112,54 @@ static void finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint
     uint8_t* const out = (uint8_t*)malloc(n + 64);
     uint32_t rep[3] = { 1, 4, 8 }, refRep[3] = { 1, 4, 8 };
     size_t pos = 0;
+    test_rng r = { 41 };
     glyd_lzFinder const finders[] = { NULL, glyd_lzFindFast, glyd_lzFindDFast, glyd_lzFindGreedy,
-                                      glyd_lzFindLazy, glyd_lzFindLazy2 };
-    glyd_lzParamsForLevel(&p, 5, 0);
+                                      glyd_lzFindLazy, glyd_lzFindLazy2, glyd_lzFindBtOpt,
+                                      glyd_lzFindBtUltra, glyd_lzFindBtUltra2 };
+    int const opt = glyd_lzUsesOpt(strat);
+    glyd_lzParamsForLevel(&p, opt ? 19 : 5, 0);
     p.strategy = strat;
     p.minMatch = minMatch;
     p.windowLog = 18;
     p.hashLog = 16;
-    p.chainLog = 16;
+    p.chainLog = opt ? 17 : 16; /* a binary tree takes two slots per position */
     p.searchLog = 4;
     memset(&ms, 0, sizeof ms);
     ms.p = p;
     ms.hashTable = (uint32_t*)calloc((size_t)1 << p.hashLog, 4);
     ms.chainTable = (uint32_t*)calloc((size_t)1 << p.chainLog, 4);
+    if (opt) ms.opt = glyd_lzCreateOptState(block, glyd_defaultCMem);
     ms.base = data - 1; /* index 0 stays free: tables use it as "empty" */
     ms.lowLimit = ms.nextToUpdate = 1;
     ss.maxSeq = block / 3 + 1;
     ss.seqs = (glyd_seq*)malloc(ss.maxSeq * sizeof(glyd_seq));
     ss.lits = (uint8_t*)malloc(block);
-    while (pos < n) {
+    CHECK(!opt || ms.opt != NULL);
+    while ((!opt || ms.opt) && pos < n) {
+        /* a block in one call, or (cutBlocks) in three of random sizes */
         size_t const len = GLYD_MIN(block, n - pos);
-        size_t last;
-        ss.nbSeq = ss.nbLits = 0;
-        last = finders[strat](&ms, &ss, rep, data + pos, len);
-        memcpy(ss.lits + ss.nbLits, data + pos + len - last, last);
-        if (ref_apply(out, pos, &ss, last, len, refRep, (size_t)1 << p.windowLog) != 0) { *ok = 0; break; }
-        if (memcmp(rep, refRep, sizeof rep) != 0) { *ok = 0; break; }
+        size_t const cut1 = cutBlocks ? (size_t)(rng_next(&r) % (len + 1)) : 0;
+        size_t const cut2 = cutBlocks ? cut1 + (size_t)(rng_next(&r) % (len - cut1 + 1)) : 0;
+        size_t const cuts[4] = { 0, cut1, cut2, len };
+        int part;
+        for (part = 0; part < 3; part++) {
+            size_t const start = pos + cuts[part], plen = cuts[part + 1] - cuts[part];
+            size_t last;
+            if (plen == 0) continue;
+            ss.nbSeq = ss.nbLits = 0;
+            last = finders[strat](&ms, &ss, rep, data + start, plen);
+            memcpy(ss.lits + ss.nbLits, data + start + plen - last, last);
+            if (ref_apply(out, start, &ss, last, plen, refRep, (size_t)1 << p.windowLog) != 0 ||
+                memcmp(rep, refRep, sizeof rep) != 0) {
+                *ok = 0;
+                break;
+            }
+        }
+        if (!*ok) break;
         pos += len;
     }
     if (*ok && memcmp(out, data, n) != 0) *ok = 0;
+    glyd_lzFreeOptState(ms.opt);
     free(out);
     free(ms.hashTable);
     free(ms.chainTable);
@@ -164,7 +184,7 @@ TEST(every_finder_rebuilds_its_input)
             unsigned mm;
             for (mm = 4; mm <= 6; mm++) {
                 int ok = 1;
-                finder_round_trip(s, mm, data, n, &ok);
+                finder_round_trip(s, mm, data, n, 0, &ok);
                 if (!ok) fprintf(stderr, "    finder %d minMatch %u fails on %s\n", (int)s, mm, files[f]);
                 CHECK(ok);
             }
@@ -349,68 +369,6 @@ TEST(opt_levels_round_trip_edge_cases)
 /* Runs an optimal finder straight on data, in blocks that are each cut in
  * three calls (as when long-distance matching parses the gaps between its
  * matches), checking every call against the reference decoder. */
-static void opt_finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint8_t* data, size_t n, int* ok)
-{
-    glyd_lzParams p;
-    glyd_matchState ms;
-    glyd_seqStore ss;
-    size_t const block = 1 << 17;
-    uint8_t* const out = (uint8_t*)malloc(n + 64);
-    uint32_t rep[3] = { 1, 4, 8 }, refRep[3] = { 1, 4, 8 };
-    size_t pos = 0;
-    test_rng r = { 41 };
-    glyd_lzFinder const finder = strat == glyd_btopt    ? glyd_lzFindBtOpt
-                                 : strat == glyd_btultra ? glyd_lzFindBtUltra
-                                                         : glyd_lzFindBtUltra2;
-    glyd_lzParamsForLevel(&p, 19, 0);
-    p.strategy = strat;
-    p.minMatch = minMatch;
-    p.windowLog = 18;
-    p.hashLog = 16;
-    p.chainLog = 17;
-    p.searchLog = 4;
-    memset(&ms, 0, sizeof ms);
-    ms.p = p;
-    ms.hashTable = (uint32_t*)calloc((size_t)1 << p.hashLog, 4);
-    ms.chainTable = (uint32_t*)calloc((size_t)1 << p.chainLog, 4);
-    ms.opt = glyd_lzCreateOptState(block, glyd_defaultCMem);
-    ms.base = data - 1;
-    ms.lowLimit = ms.nextToUpdate = 1;
-    ss.maxSeq = block / 3 + 1;
-    ss.seqs = (glyd_seq*)malloc(ss.maxSeq * sizeof(glyd_seq));
-    ss.lits = (uint8_t*)malloc(block);
-    CHECK(ms.opt != NULL);
-    while (ms.opt && pos < n) {
-        size_t const len = GLYD_MIN(block, n - pos);
-        size_t const cut1 = (size_t)(rng_next(&r) % (len + 1));
-        size_t const cut2 = cut1 + (size_t)(rng_next(&r) % (len - cut1 + 1));
-        size_t const cuts[4] = { 0, cut1, cut2, len };
-        int part;
-        for (part = 0; part < 3; part++) {
-            size_t const start = pos + cuts[part], plen = cuts[part + 1] - cuts[part];
-            size_t last;
-            if (plen == 0) continue;
-            ss.nbSeq = ss.nbLits = 0;
-            last = finder(&ms, &ss, rep, data + start, plen);
-            memcpy(ss.lits + ss.nbLits, data + start + plen - last, last);
-            if (ref_apply(out, start, &ss, last, plen, refRep, (size_t)1 << p.windowLog) != 0 ||
-                memcmp(rep, refRep, sizeof rep) != 0) {
-                *ok = 0;
-                break;
-            }
-        }
-        if (!*ok) break;
-        pos += len;
-    }
-    if (*ok && memcmp(out, data, n) != 0) *ok = 0;
-    glyd_lzFreeOptState(ms.opt);
-    free(out);
-    free(ms.hashTable);
-    free(ms.chainTable);
-    free(ss.seqs);
-    free(ss.lits);
-}
-
 TEST(opt_finders_rebuild_their_input)
 {
     const char* const files[] = { "text/alice29.txt", "logs/Mac_2k.log", "bin/libllvm14.part", NULL, NULL };
@@ -438,7 +396,7 @@ TEST(opt_finders_rebuild_their_input)
             unsigned mm;
             for (mm = 3; mm <= 6; mm += 3) {
                 int ok = 1;
-                opt_finder_round_trip(s, mm, data, n, &ok);
+                finder_round_trip(s, mm, data, n, 1, &ok);
                 if (!ok) fprintf(stderr, "    finder %d minMatch %u fails on %s\n", (int)s, mm, files[f]);
                 CHECK(ok);
             }
