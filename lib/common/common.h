@@ -253,6 +253,14 @@ GLYD_FORCE_INLINE uint64_t glyd_bitReadFast(glyd_bitReader* br, unsigned nb)
     return v;
 }
 
+/* The nb (0..63) bits that follow the first `consumed` bits of a 64-bit
+ * container read from the top, consumed + nb <= 64: glyd_bitReadFast on
+ * values a loop holds in registers. */
+GLYD_FORCE_INLINE uint64_t glyd_bitsTop(uint64_t bits, unsigned consumed, unsigned nb)
+{
+    return ((bits << consumed) >> 1) >> (63 - nb);
+}
+
 /* The low n bits of v, n < 64 (one BZHI where the CPU has BMI2). */
 GLYD_FORCE_INLINE uint64_t glyd_lowBits(uint64_t v, unsigned n) { return v & ((1ULL << n) - 1); }
 

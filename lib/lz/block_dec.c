@@ -137,7 +137,7 @@ void glyd_lzBuildSeqTable(glyd_seqDTables* t, unsigned k, const int16_t* norm, u
     uint32_t u;
     glyd_fseBuildDTable(&dt, norm, maxSymbol, tableLog);
     for (u = 0; u < (1u << tableLog); u++) {
-        e[u].newState = (uint16_t)(kFieldAt[k] + dt.table[u].newState);
+        e[u].next = (int16_t)((int)dt.table[u].newState - (int)u);
         e[u].nbBits = dt.table[u].nbBits;
         code_value(k, dt.table[u].symbol, &e[u].base, &e[u].nbExtra);
     }
@@ -160,7 +160,7 @@ static size_t read_table(glyd_lzDCtx* dz, unsigned k, unsigned mode, unsigned ma
         glyd_seqDEntry* const e = t->entry + kFieldAt[k];
         RETURN_ERROR_IF(srcSize < 1, corruption_detected, "rle table");
         RETURN_ERROR_IF(src[0] > maxCode, corruption_detected, "rle code out of range");
-        e->newState = (uint16_t)kFieldAt[k];
+        e->next = 0;
         e->nbBits = 0;
         code_value(k, src[0], &e->base, &e->nbExtra);
         t->tableLog[k] = 0;
@@ -240,13 +240,21 @@ static size_t exec_checked(uint8_t** opPtr, uint8_t* oend, uint8_t* oLimit, lit_
     return 0;
 }
 
+/* One lane's three tANS states. */
+typedef struct {
+    const glyd_seqDEntry *ll, *of, *ml;
+} seq_lane;
+
 /* The sequence decoder's state between its loops. */
 typedef struct {
     glyd_bitReader br;
-    size_t llState, ofState, mlState;
+    seq_lane lane[2]; /* lane[0] decodes the next sequence; lane[1] the one after, with two lanes */
     uint32_t rep[GLYD_REP_NUM];
     uint8_t* op;
     const uint8_t* lits;
+    /* a decoded sequence that the fast loop left to the checked path */
+    int pending;
+    size_t pendLL, pendML, pendOffset;
 } seq_cursor;
 
 /* A sequence reads at most 31 + 16 + 16 extra bits and 9 + 9 + 8 transition
@@ -254,96 +262,168 @@ typedef struct {
  * most. */
 #define SEQ_MAX_BYTES 12
 
-/* Decodes and executes n sequences, none of them the block's last, when the
- * stream holds at least n * SEQ_MAX_BYTES bytes before the pointer: every
- * reload then brings 57 fresh bits, and no read needs a check. The loop lives
- * in its own function so that its dozen running values get the registers.
- * Fields that follow each other in the stream are read together and split:
- * the offset's and the match length's extra bits (<= 47 bits), then the
- * literal length's extra bits and the three transitions (<= 42); a second
- * reload is needed only when the extra bits pass 31. A sequence that would
- * come within 32 bytes of the end of the buffer, or read past the literals,
- * takes the checked path. */
-GLYD_FORCE_INLINE size_t decode_run(seq_cursor* c, size_t n, const glyd_seqDEntry* seqT, uint8_t* oend,
-                                    uint8_t* oLimit, const uint8_t* litEnd, const uint8_t* prefixStart,
-                                    size_t windowSize)
+/* The fast loop's bounds, fixed for a run. */
+typedef struct {
+    const uint8_t* oFastEnd;
+    const uint8_t* litEnd;
+    const uint8_t* prefixStart;
+    size_t windowSize;
+} run_bounds;
+
+/* Decodes one sequence with the states of lane s and moves them on, when
+ * the stream is known to hold SEQ_MAX_BYTES bytes before the pointer: the
+ * reload then brings 57 fresh bits, and no read needs a check. Fields that
+ * follow each other in the stream are read together and split: the offset's
+ * and the match length's extra bits (<= 47 bits), then the literal length's
+ * extra bits and the three transitions (<= 42); a second reload is needed
+ * only when the extra bits pass 31.
+ * The sequence is executed with wide copies when it ends 32 bytes or more
+ * before oFastEnd, reads no literal past litEnd and has an offset inside the
+ * history; otherwise it is left pending in the cursor and 1 is returned.
+ * `windowed` is false when the whole block lies within the window of the
+ * history's start: an offset need then only stay inside the history. */
+GLYD_FORCE_INLINE int seq_step(uint64_t* bitsPtr, unsigned* consumedPtr, const uint8_t** ipPtr,
+                               seq_lane* s, uint32_t rep[GLYD_REP_NUM + 1], uint8_t** opPtr,
+                               const uint8_t** litsPtr, seq_cursor* c, const run_bounds* b,
+                               int windowed)
 {
-    glyd_bitReader br = c->br;
-    size_t llState = c->llState, ofState = c->ofState, mlState = c->mlState;
-    uint32_t rep[GLYD_REP_NUM];
-    uint8_t* op = c->op;
-    const uint8_t* lits = c->lits;
-    memcpy(rep, c->rep, sizeof(rep));
-    /* wide copies may write up to 32 bytes past a sequence's end */
-    uint8_t* const oFastEnd = (size_t)(oLimit - oend) >= 32 ? oend
-                              : (size_t)(oLimit - op) >= 32 ? oLimit - 32 : op;
-    do {
-        glyd_seqDEntry const eLL = seqT[llState];
-        glyd_seqDEntry const eOF = seqT[ofState];
-        glyd_seqDEntry const eML = seqT[mlState];
-        uint64_t const x = glyd_bitReadFast(&br, eOF.nbExtra + eML.nbExtra);
-        uint32_t const offBase = eOF.base + (uint32_t)(x >> eML.nbExtra);
-        size_t const matchLength = eML.base + (size_t)glyd_lowBits(x, eML.nbExtra);
-        unsigned const mlAt = eOF.nbBits, llAt = mlAt + eML.nbBits, xAt = llAt + eLL.nbBits;
-        uint64_t y;
-        size_t litLength, offset;
-        if (GLYD_UNLIKELY(eOF.nbExtra + eML.nbExtra + eLL.nbExtra > 31)) {
-            br.ptr -= br.consumed >> 3;
-            br.consumed &= 7;
-            br.bits = glyd_read64(br.ptr);
-        }
-        y = glyd_bitReadFast(&br, xAt + eLL.nbExtra);
-        litLength = eLL.base + (size_t)(y >> xAt);
-        llState = eLL.newState + (size_t)glyd_lowBits(y >> llAt, eLL.nbBits);
-        mlState = eML.newState + (size_t)glyd_lowBits(y >> mlAt, eML.nbBits);
-        ofState = eOF.newState + (size_t)glyd_lowBits(y, eOF.nbBits);
-        br.ptr -= br.consumed >> 3;
-        br.consumed &= 7;
-        br.bits = glyd_read64(br.ptr);
-        offset = glyd_resolveOffset(rep, offBase, litLength == 0);
-        if (GLYD_LIKELY((ptrdiff_t)(litLength + matchLength) <= oFastEnd - op &&
-                        (ptrdiff_t)litLength <= litEnd - lits)) {
-            RETURN_ERROR_IF(offset - 1 >= GLYD_MIN(windowSize, (size_t)(op + litLength - prefixStart)),
-                            corruption_detected, "match offset beyond the history");
-            exec_fast(op, lits, litLength, matchLength, offset);
-            op += litLength + matchLength;
-            lits += litLength;
-        } else {
-            lit_view lv;
-            lv.ptr = lits;
-            lv.end = litEnd;
-            FORWARD_IF_ERROR(exec_checked(&op, oend, oLimit, &lv, prefixStart, windowSize, offset,
-                                          litLength, matchLength));
-            lits = lv.ptr;
-        }
-    } while (--n);
-    c->br = br;
-    c->llState = llState;
-    c->ofState = ofState;
-    c->mlState = mlState;
-    memcpy(c->rep, rep, sizeof(rep));
-    c->op = op;
-    c->lits = lits;
+    uint64_t bits = *bitsPtr;
+    unsigned consumed = *consumedPtr;
+    const uint8_t* ip = *ipPtr;
+    uint8_t* const op = *opPtr;
+    const uint8_t* const lits = *litsPtr;
+    glyd_seqDEntry const eLL = *s->ll;
+    glyd_seqDEntry const eOF = *s->of;
+    glyd_seqDEntry const eML = *s->ml;
+    uint64_t const x = glyd_bitsTop(bits, consumed, (unsigned)eOF.nbExtra + eML.nbExtra);
+    uint32_t const offBase = eOF.base + (uint32_t)(x >> eML.nbExtra);
+    size_t const matchLength = eML.base + (size_t)glyd_lowBits(x, eML.nbExtra);
+    unsigned const mlAt = eOF.nbBits, llAt = mlAt + eML.nbBits, xAt = llAt + eLL.nbBits;
+    uint64_t y;
+    size_t litLength, offset, history;
+    consumed += (unsigned)eOF.nbExtra + eML.nbExtra;
+    if (GLYD_UNLIKELY((unsigned)eOF.nbExtra + eML.nbExtra + eLL.nbExtra > 31)) {
+        ip -= consumed >> 3;
+        consumed &= 7;
+        bits = glyd_read64(ip);
+    }
+    y = glyd_bitsTop(bits, consumed, xAt + eLL.nbExtra);
+    consumed += xAt + eLL.nbExtra;
+    litLength = eLL.base + (size_t)(y >> xAt);
+    s->ll += eLL.next + (ptrdiff_t)glyd_lowBits(y >> llAt, eLL.nbBits);
+    s->ml += eML.next + (ptrdiff_t)glyd_lowBits(y >> mlAt, eML.nbBits);
+    s->of += eOF.next + (ptrdiff_t)glyd_lowBits(y, eOF.nbBits);
+    ip -= consumed >> 3;
+    consumed &= 7;
+    *bitsPtr = glyd_read64(ip);
+    *consumedPtr = consumed;
+    *ipPtr = ip;
+    {   /* glyd_resolveOffset's rule with rep[] in memory and rep[3] = r0 - 1:
+         * a repeat is one load by index, and the loop's registers go to
+         * the states (measured: 8% faster than rep[] in registers) */
+        uint32_t const r0 = rep[0], r1 = rep[1];
+        unsigned const idx = (offBase - 1 + (litLength == 0)) & 3;
+        int const isNew = offBase > GLYD_REP_NUM;
+        rep[3] = r0 - 1;
+        offset = isNew ? offBase - GLYD_REP_NUM : rep[idx];
+        rep[2] = (isNew | (idx >= 2)) ? r1 : rep[2];
+        rep[1] = (isNew | (idx != 0)) ? r0 : r1;
+        rep[0] = (uint32_t)offset;
+    }
+    history = (size_t)(op + litLength - b->prefixStart);
+    if (GLYD_UNLIKELY((ptrdiff_t)(litLength + matchLength) > b->oFastEnd - op ||
+                      (ptrdiff_t)litLength > b->litEnd - lits ||
+                      offset - 1 >= (windowed ? GLYD_MIN(b->windowSize, history) : history))) {
+        c->pending = 1;
+        c->pendLL = litLength;
+        c->pendML = matchLength;
+        c->pendOffset = offset;
+        return 1;
+    }
+    exec_fast(op, lits, litLength, matchLength, offset);
+    *opPtr = op + litLength + matchLength;
+    *litsPtr = lits + litLength;
     return 0;
 }
 
-static GLYD_NOINLINE size_t decode_run_default(seq_cursor* c, size_t n, const glyd_seqDEntry* seqT,
-                                               uint8_t* oend, uint8_t* oLimit, const uint8_t* litEnd,
-                                               const uint8_t* prefixStart, size_t windowSize)
+/* Decodes up to n sequences (n even with two lanes), each with room in the
+ * stream as seq_step needs, and none of them the last of its lane. Stops
+ * after a sequence left pending. Returns the number decoded, the pending
+ * one included. With two lanes the two sequences of each step use
+ * independent states, so that their table lookups overlap. */
+GLYD_FORCE_INLINE size_t decode_run(seq_cursor* c, size_t n, const run_bounds* bounds, int lanes,
+                                    int windowed)
 {
-    return decode_run(c, n, seqT, oend, oLimit, litEnd, prefixStart, windowSize);
+    uint64_t bits = c->br.bits;
+    unsigned consumed = c->br.consumed;
+    const uint8_t* ip = c->br.ptr;
+    seq_lane a = c->lane[0], b = c->lane[1];
+    run_bounds const bd = *bounds;
+    uint32_t rep[GLYD_REP_NUM + 1];
+    uint8_t* op = c->op;
+    const uint8_t* lits = c->lits;
+    size_t done = 0;
+    memcpy(rep, c->rep, sizeof(c->rep));
+    if (lanes == 1) {
+        do {
+            done++;
+            if (seq_step(&bits, &consumed, &ip, &a, rep, &op, &lits, c, &bd, windowed)) break;
+        } while (done < n);
+    } else {
+        do {
+            done++;
+            if (seq_step(&bits, &consumed, &ip, &a, rep, &op, &lits, c, &bd, windowed)) {
+                seq_lane const t = a; /* the next sequence is b's */
+                a = b;
+                b = t;
+                break;
+            }
+            done++;
+            if (seq_step(&bits, &consumed, &ip, &b, rep, &op, &lits, c, &bd, windowed)) break;
+        } while (done < n);
+    }
+    c->br.bits = bits;
+    c->br.consumed = consumed;
+    c->br.ptr = ip;
+    c->lane[0] = a;
+    c->lane[1] = b;
+    memcpy(c->rep, rep, sizeof(c->rep));
+    c->op = op;
+    c->lits = lits;
+    return done;
 }
 
+#define DEFINE_DECODE_RUN(name, attr, lanes, windowed)                                 \
+    attr static GLYD_NOINLINE size_t name(seq_cursor* c, size_t n, const run_bounds* b) \
+    {                                                                                  \
+        return decode_run(c, n, b, lanes, windowed);                                   \
+    }
+DEFINE_DECODE_RUN(decode_run_1, , 1, 0)
+DEFINE_DECODE_RUN(decode_run_1w, , 1, 1)
+DEFINE_DECODE_RUN(decode_run_2, , 2, 0)
+DEFINE_DECODE_RUN(decode_run_2w, , 2, 1)
 #if GLYD_DYNAMIC_BMI2
-GLYD_TARGET_BMI2 static GLYD_NOINLINE size_t decode_run_bmi2(seq_cursor* c, size_t n, const glyd_seqDEntry* seqT,
-                                                            uint8_t* oend, uint8_t* oLimit, const uint8_t* litEnd,
-                                                            const uint8_t* prefixStart, size_t windowSize)
-{
-    return decode_run(c, n, seqT, oend, oLimit, litEnd, prefixStart, windowSize);
-}
-#else
-#  define decode_run_bmi2 decode_run_default
+DEFINE_DECODE_RUN(decode_run_1_bmi2, GLYD_TARGET_BMI2, 1, 0)
+DEFINE_DECODE_RUN(decode_run_1w_bmi2, GLYD_TARGET_BMI2, 1, 1)
+DEFINE_DECODE_RUN(decode_run_2_bmi2, GLYD_TARGET_BMI2, 2, 0)
+DEFINE_DECODE_RUN(decode_run_2w_bmi2, GLYD_TARGET_BMI2, 2, 1)
 #endif
+
+typedef size_t (*decode_run_fn)(seq_cursor*, size_t, const run_bounds*);
+
+/* The run for a block: [bmi2][two lanes][windowed]. */
+static decode_run_fn pick_run(int bmi2, int twoLanes, int windowed)
+{
+    static const decode_run_fn plain[2][2] = { { decode_run_1, decode_run_1w },
+                                               { decode_run_2, decode_run_2w } };
+#if GLYD_DYNAMIC_BMI2
+    static const decode_run_fn fast[2][2] = { { decode_run_1_bmi2, decode_run_1w_bmi2 },
+                                              { decode_run_2_bmi2, decode_run_2w_bmi2 } };
+    if (bmi2) return fast[twoLanes][windowed];
+#endif
+    (void)bmi2;
+    return plain[twoLanes][windowed];
+}
 
 /* ------------------------------------------------------------------------ */
 /* Block                                                                    */
@@ -388,13 +468,15 @@ GLYD_FORCE_INLINE size_t decode_block_body(glyd_lzDCtx* dz, uint8_t* op, uint8_t
     if (nbSeq > 0) {
         unsigned modes;
         glyd_bitReader br;
-        const glyd_seqDEntry* seqT;
-        size_t llState, ofState, mlState;
+        seq_lane lane[2];
+        unsigned lanes, l;
         uint32_t rep[GLYD_REP_NUM];
         size_t i = 0;
         RETURN_ERROR_IF(ip >= iend, corruption_detected, "sequence modes");
         modes = *ip++;
-        RETURN_ERROR_IF(modes & 0xC0, corruption_detected, "reserved mode bits");
+        RETURN_ERROR_IF(modes & 0x80, corruption_detected, "reserved mode bits");
+        lanes = (modes & GLYD_SEQ_MODES_TWO_LANES) ? 2 : 1;
+        RETURN_ERROR_IF(nbSeq < lanes, corruption_detected, "two lanes need two sequences");
         r = read_table(dz, 0, modes & 3, GLYD_LL_MAX_CODE, GLYD_LL_MAX_LOG, ip, (size_t)(iend - ip));
         FORWARD_IF_ERROR(r);
         ip += r;
@@ -410,54 +492,76 @@ GLYD_FORCE_INLINE size_t decode_block_body(glyd_lzDCtx* dz, uint8_t* op, uint8_t
             FORWARD_IF_ERROR(glyd_bitReaderInit(&br0, ip, (size_t)(iend - ip)));
             br = br0;
         }
-        seqT = dz->seq.entry;
-        llState = GLYD_SEQ_LL_AT + (size_t)glyd_bitRead(&br, dz->seq.tableLog[0]);
-        ofState = GLYD_SEQ_OF_AT + (size_t)glyd_bitRead(&br, dz->seq.tableLog[1]);
-        mlState = GLYD_SEQ_ML_AT + (size_t)glyd_bitRead(&br, dz->seq.tableLog[2]);
-        glyd_bitReload(&br);
+        for (l = 0; l < lanes; l++) {
+            lane[l].ll = dz->seq.entry + GLYD_SEQ_LL_AT + glyd_bitRead(&br, dz->seq.tableLog[0]);
+            lane[l].of = dz->seq.entry + GLYD_SEQ_OF_AT + glyd_bitRead(&br, dz->seq.tableLog[1]);
+            lane[l].ml = dz->seq.entry + GLYD_SEQ_ML_AT + glyd_bitRead(&br, dz->seq.tableLog[2]);
+            glyd_bitReload(&br);
+        }
+        if (lanes == 1) lane[1] = lane[0];
         memcpy(rep, dz->rep, sizeof(rep));
 
         /* The fast loop, in runs of sequences whose stream is sure to hold
-         * 8 bytes before every reload (see decode_run); every sequence but
-         * the last, which has no state transitions. */
+         * 8 bytes before every reload (see seq_step); every sequence but the
+         * last of each lane, which have no state transitions. */
         {
+            decode_run_fn const run = pick_run(bmi2, lanes == 2, (size_t)(oend - prefixStart) > windowSize);
+            run_bounds bounds;
             seq_cursor cur;
+            /* wide copies may write up to 32 bytes past a sequence's end */
+            bounds.oFastEnd = (size_t)(oLimit - oend) >= 32 ? oend
+                              : (size_t)(oLimit - op) >= 32 ? oLimit - 32 : op;
+            bounds.litEnd = lv.end;
+            bounds.prefixStart = prefixStart;
+            bounds.windowSize = windowSize;
             cur.br = br;
-            cur.llState = llState;
-            cur.ofState = ofState;
-            cur.mlState = mlState;
+            cur.lane[0] = lane[0];
+            cur.lane[1] = lane[1];
             memcpy(cur.rep, rep, sizeof(rep));
             cur.op = op;
             cur.lits = lv.ptr;
-            while (i + 1 < nbSeq) {
-                size_t const n = GLYD_MIN(nbSeq - 1 - i, (size_t)(cur.br.ptr - cur.br.start) / SEQ_MAX_BYTES);
+            cur.pending = 0;
+            while (i + lanes < nbSeq) {
+                size_t n = GLYD_MIN(nbSeq - lanes - i, (size_t)(cur.br.ptr - cur.br.start) / SEQ_MAX_BYTES);
+                /* two lanes take sequences in pairs, the first in lane[0] */
+                if (lanes == 2) n &= ~(size_t)1;
                 if (n == 0) break;
-                FORWARD_IF_ERROR((bmi2 ? decode_run_bmi2 : decode_run_default)(&cur, n, dz->seq.entry, oend, oLimit,
-                                                                             lv.end, prefixStart, windowSize));
-                i += n;
+                i += run(&cur, n, &bounds);
+                if (cur.pending) {
+                    lv.ptr = cur.lits;
+                    FORWARD_IF_ERROR(exec_checked(&cur.op, oend, oLimit, &lv, prefixStart, windowSize,
+                                                  cur.pendOffset, cur.pendLL, cur.pendML));
+                    cur.lits = lv.ptr;
+                    cur.pending = 0;
+                }
             }
             br = cur.br;
-            llState = cur.llState;
-            ofState = cur.ofState;
-            mlState = cur.mlState;
+            lane[0] = cur.lane[0];
+            lane[1] = cur.lane[1];
             memcpy(rep, cur.rep, sizeof(rep));
             op = cur.op;
             lv.ptr = cur.lits;
         }
         /* the stream's last bytes: every read checked */
         for (; i < nbSeq; i++) {
-            glyd_seqDEntry const eLL = seqT[llState];
-            glyd_seqDEntry const eOF = seqT[ofState];
-            glyd_seqDEntry const eML = seqT[mlState];
+            seq_lane* const s = &lane[0];
+            glyd_seqDEntry const eLL = *s->ll;
+            glyd_seqDEntry const eOF = *s->of;
+            glyd_seqDEntry const eML = *s->ml;
             uint32_t const offBase = eOF.base + (uint32_t)glyd_bitRead(&br, eOF.nbExtra);
             size_t const matchLength = eML.base + (size_t)glyd_bitRead(&br, eML.nbExtra);
             size_t litLength, er;
             glyd_bitReload(&br);
             litLength = eLL.base + (size_t)glyd_bitRead(&br, eLL.nbExtra);
-            if (i + 1 < nbSeq) {
-                llState = eLL.newState + (size_t)glyd_bitRead(&br, eLL.nbBits);
-                mlState = eML.newState + (size_t)glyd_bitRead(&br, eML.nbBits);
-                ofState = eOF.newState + (size_t)glyd_bitRead(&br, eOF.nbBits);
+            if (i + lanes < nbSeq) {
+                s->ll += eLL.next + (ptrdiff_t)glyd_bitRead(&br, eLL.nbBits);
+                s->ml += eML.next + (ptrdiff_t)glyd_bitRead(&br, eML.nbBits);
+                s->of += eOF.next + (ptrdiff_t)glyd_bitRead(&br, eOF.nbBits);
+            }
+            if (lanes == 2) {
+                seq_lane const t = lane[0];
+                lane[0] = lane[1];
+                lane[1] = t;
             }
             RETURN_ERROR_IF(glyd_bitReload(&br) == glyd_bit_overflow, corruption_detected,
                             "sequence stream overread");

@@ -326,33 +326,42 @@ GLYD_FORCE_INLINE void write_extras(glyd_bitWriter* bw, const glyd_seq* s, unsig
 }
 
 /* The sequence bit stream, in the reverse of the decoder's reading order:
- * per sequence, state transitions (OF, ML, LL), then extra bits (LL, ML,
- * OF); the final states last. Returns its size, or 0 if cap is short. */
+ * per sequence, state transitions (OF, ML, LL) in its lane's states, then
+ * extra bits (LL, ML, OF); the final states last, lane by lane from the
+ * last. With two lanes, even sequences use the first lane's states and odd
+ * ones the second's (FORMAT.md, section 10.5). Returns its size, or 0 if
+ * cap is short. */
 static size_t encode_seq_stream(uint8_t* dst, size_t cap, const glyd_seq* seqs,
                                 const uint8_t* llc, const uint8_t* ofc, const uint8_t* mlc,
-                                size_t nbSeq, const fse_choice ch[3])
+                                size_t nbSeq, const fse_choice ch[3], unsigned lanes)
 {
     glyd_bitWriter bw;
-    glyd_fseCState st[3];
-    size_t const last = nbSeq - 1;
-    size_t i;
+    glyd_fseCState st[2][3];
+    size_t i = nbSeq;
+    unsigned l;
     if (cap < 8) return 0;
     memset(st, 0, sizeof(st));
     glyd_bitWriterInit(&bw, dst, cap);
-    if (ch[F_LL].table) glyd_fseInitCState(&st[F_LL], ch[F_LL].table, llc[last]);
-    if (ch[F_OF].table) glyd_fseInitCState(&st[F_OF], ch[F_OF].table, ofc[last]);
-    if (ch[F_ML].table) glyd_fseInitCState(&st[F_ML], ch[F_ML].table, mlc[last]);
-    write_extras(&bw, &seqs[last], llc[last], ofc[last], mlc[last]);
-    for (i = last; i-- > 0;) {
-        /* at most 8 + 9 + 9 + 20 bits, then 20 + 31, between flushes */
-        if (ch[F_OF].table) glyd_fseEncode(&bw, &st[F_OF], ofc[i]);
-        if (ch[F_ML].table) glyd_fseEncode(&bw, &st[F_ML], mlc[i]);
-        if (ch[F_LL].table) glyd_fseEncode(&bw, &st[F_LL], llc[i]);
+    while (i-- > 0) {
+        glyd_fseCState* const s = st[lanes == 2 ? (i & 1) : 0];
+        if (i + lanes >= nbSeq) {
+            /* its lane's last sequence: it starts the lane's states */
+            if (ch[F_LL].table) glyd_fseInitCState(&s[F_LL], ch[F_LL].table, llc[i]);
+            if (ch[F_OF].table) glyd_fseInitCState(&s[F_OF], ch[F_OF].table, ofc[i]);
+            if (ch[F_ML].table) glyd_fseInitCState(&s[F_ML], ch[F_ML].table, mlc[i]);
+        } else {
+            /* at most 8 + 9 + 9 + 20 bits, then 20 + 31, between flushes */
+            if (ch[F_OF].table) glyd_fseEncode(&bw, &s[F_OF], ofc[i]);
+            if (ch[F_ML].table) glyd_fseEncode(&bw, &s[F_ML], mlc[i]);
+            if (ch[F_LL].table) glyd_fseEncode(&bw, &s[F_LL], llc[i]);
+        }
         write_extras(&bw, &seqs[i], llc[i], ofc[i], mlc[i]);
     }
-    if (ch[F_ML].table) glyd_fseFlushCState(&bw, &st[F_ML]);
-    if (ch[F_OF].table) glyd_fseFlushCState(&bw, &st[F_OF]);
-    if (ch[F_LL].table) glyd_fseFlushCState(&bw, &st[F_LL]);
+    for (l = lanes; l-- > 0;) {
+        if (ch[F_ML].table) glyd_fseFlushCState(&bw, &st[l][F_ML]);
+        if (ch[F_OF].table) glyd_fseFlushCState(&bw, &st[l][F_OF]);
+        if (ch[F_LL].table) glyd_fseFlushCState(&bw, &st[l][F_LL]);
+    }
     return glyd_bitWriterClose(&bw);
 }
 
@@ -494,6 +503,11 @@ static void state_load(glyd_lzCCtx* zc, const enc_state* st)
     memcpy(zc->field, st->field, sizeof(st->field));
 }
 
+/* Two lanes of tANS states let a decoder work on two sequences at once, for
+ * the cost of three more initial states (about 3 bytes): worth it from a few
+ * dozen sequences. */
+#define SEQ_TWO_LANES_MIN 32
+
 /* Codes nbSeq sequences from seqs and nbLits literals as one block payload
  * of `content` bytes; repAfter: the repeat offsets after them. On success
  * the coder's state moves on as the decoder's will (the caller emits the
@@ -543,8 +557,10 @@ static size_t encode_payload(glyd_lzCCtx* zc, uint8_t* dst, size_t cap, const gl
             modes |= mode << (2 * k);
             op += descSize;
         }
+        if (nbSeq >= SEQ_TWO_LANES_MIN) modes |= GLYD_SEQ_MODES_TWO_LANES;
         *modesPos = (uint8_t)modes;
-        r = encode_seq_stream(op, (size_t)(oend - op), seqs, llc, ofc, mlc, nbSeq, ch);
+        r = encode_seq_stream(op, (size_t)(oend - op), seqs, llc, ofc, mlc, nbSeq, ch,
+                              (modes & GLYD_SEQ_MODES_TWO_LANES) ? 2 : 1);
         if (r == 0) return 0;
         op += r;
     }

@@ -162,9 +162,8 @@ GLYD_FORCE_INLINE void glyd_storeSeq(glyd_seqStore* ss, size_t litLength, const 
 GLYD_FORCE_INLINE uint32_t glyd_resolveOffset(uint32_t rep[GLYD_REP_NUM], uint32_t offBase,
                                               int litLengthIsZero)
 {
-    /* Selections rather than branches, and no indexing by a variable, so
-     * that a decoder keeps rep[] in registers: whether a sequence repeats an
-     * offset, and which, is data that no branch predictor learns. */
+    /* FORMAT.md, section 11, written as selections on registers (the
+     * decoder's fast loop has its own form of it, on memory). */
     uint32_t const r0 = rep[0], r1 = rep[1], r2 = rep[2];
     int const isNew = offBase > GLYD_REP_NUM;
     unsigned const idx = offBase - 1 + (litLengthIsZero ? 1u : 0u); /* for a repeat: 0..3 */
@@ -366,17 +365,21 @@ size_t glyd_lzCompressRest(glyd_lzCCtx* zc, void* dst, size_t cap, size_t* conte
 
 /* A decoding state of a sequence field: its tANS transition and, resolved
  * in advance through the field's code table, the base value and the number
- * of extra bits of the code it decodes to. */
+ * of extra bits of the code it decodes to. The transition is counted from
+ * the entry itself (the next state is this + next + nbBits fresh bits), so
+ * that a decoder holds its states as pointers and needs no table base. */
 typedef struct {
-    uint16_t newState;
+    int16_t next;
     uint8_t nbBits;
     uint8_t nbExtra;
     uint32_t base;
 } glyd_seqDEntry;
 
-/* The three fields' tables side by side, each at its place, with newState
- * counted from entry[0]: a state is an index into `entry` whatever its
- * field, so that the decoding loop needs one base pointer, not three. */
+/* Bit 6 of a block's sequence modes: the sequences alternate between two
+ * lanes of tANS states (FORMAT.md, section 10.5). */
+#define GLYD_SEQ_MODES_TWO_LANES 0x40u
+
+/* The three fields' tables side by side, each at its place. */
 #define GLYD_SEQ_LL_AT    0u
 #define GLYD_SEQ_OF_AT    (1u << GLYD_LL_MAX_LOG)
 #define GLYD_SEQ_ML_AT    (GLYD_SEQ_OF_AT + (1u << GLYD_OF_MAX_LOG))

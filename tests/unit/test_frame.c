@@ -853,6 +853,30 @@ TEST(every_single_bit_flip_is_caught_or_harmless)
     CHECK(caught > flips * 9 / 10);
 }
 
+/* tests/data/alice16k.single-lane.glyd holds the first 16 KiB of
+ * alice29.txt at level 3 as encoders wrote it before sequences had two
+ * lanes: blocks of hundreds of sequences in one lane, which decoders still
+ * read (and today's encoder no longer writes). */
+TEST(single_lane_frames_still_decode)
+{
+    size_t n, fn, c;
+    char path[1024];
+    uint8_t *data, *frame, *now;
+    snprintf(path, sizeof path, "%s/text/alice29.txt", corpus_dir());
+    data = read_file(path, &n);
+    frame = read_file("tests/data/alice16k.single-lane.glyd", &fn);
+    CHECK(data != NULL && frame != NULL && n >= 16384);
+    if (data && frame && n >= 16384) {
+        CHECK(decodes_to(frame, fn, data, 16384, 0));
+        now = compress_with(data, 16384, 3, 0, 0, &c);
+        CHECK(c != fn || memcmp(now, frame, c) != 0);
+        CHECK(decodes_to(now, c, data, 16384, 0));
+        free(now);
+    }
+    free(data);
+    free(frame);
+}
+
 TEST(wrong_checksum_is_reported)
 {
     size_t n, c;

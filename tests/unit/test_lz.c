@@ -256,6 +256,87 @@ TEST(block_coder_declines_random_data)
     glyd_lzFreeCCtx(zc);
 }
 
+/* The position of the sequence modes byte in a block payload, or 0 when the
+ * block has no sequences: the reading of FORMAT.md, sections 7 to 10. */
+static size_t modes_at(const uint8_t* b, size_t size)
+{
+    uint64_t v;
+    size_t pos = 0, r;
+    unsigned type;
+    r = glyd_readVarint(b, size, &v); /* content size */
+    if (r == 0) return 0;
+    pos += r;
+    type = b[pos++] & 3;
+    r = glyd_readVarint(b + pos, size - pos, &v); /* literal count */
+    if (r == 0) return 0;
+    pos += r;
+    if (type == 0) {
+        pos += (size_t)v;
+    } else if (type == 1) {
+        pos += 1;
+    } else {
+        r = glyd_readVarint(b + pos, size - pos, &v); /* huffman section size */
+        if (r == 0) return 0;
+        pos += r + (size_t)v;
+    }
+    r = glyd_readVarint(b + pos, size - pos, &v); /* sequence count */
+    if (r == 0 || v == 0) return 0;
+    return pos + r;
+}
+
+/* Blocks of many sequences alternate them between two lanes of tANS states;
+ * short ones keep one lane. Either way a decoder must refuse the other
+ * reading and the reserved bit, and never misread a damaged stream. */
+TEST(sequence_lanes)
+{
+    size_t n, sizes[2] = { 4096, 600 };
+    char path[1024];
+    uint8_t* data;
+    int t;
+    snprintf(path, sizeof path, "%s/text/alice29.txt", corpus_dir());
+    data = read_file(path, &n);
+    if (!data) return;
+    for (t = 0; t < 2; t++) {
+        size_t const len = sizes[t];
+        glyd_lzParams p;
+        glyd_lzCCtx* zc;
+        glyd_lzDCtx dz;
+        uint8_t comp[8192], out[8192 + 64];
+        size_t c, at, bit;
+        int ok = 1, caught = 0;
+        glyd_lzParamsForLevel(&p, 3, 0);
+        zc = glyd_lzCreateCCtx(&p, 13, glyd_defaultCMem);
+        CHECK(zc != NULL);
+        if (!zc) break;
+        glyd_lzStartHistory(zc, data);
+        c = glyd_lzCompressBlock(zc, comp, sizeof comp, data, len);
+        CHECK(!glyd_isError(c) && c > 0);
+        at = modes_at(comp, c);
+        CHECK(at > 0 && at < c);
+        /* 4096 bytes of text make hundreds of sequences, 600 a few dozen at most */
+        CHECK((comp[at] & GLYD_SEQ_MODES_TWO_LANES) == (t == 0 ? GLYD_SEQ_MODES_TWO_LANES : 0));
+        CHECK_OK(glyd_lzDInit(&dz, glyd_defaultCMem));
+        CHECK(glyd_lzDecodeBlock(&dz, out, out + sizeof out, out, 1 << 13, 8192, comp, c) == len);
+        CHECK(memcmp(out, data, len) == 0);
+        for (bit = 0; bit < c * 8 && at > 0; bit++) {
+            size_t d;
+            comp[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            glyd_lzDStartHistory(&dz);
+            d = glyd_lzDecodeBlock(&dz, out, out + sizeof out, out, 1 << 13, 8192, comp, c);
+            if (glyd_isError(d)) caught++;
+            else if (d > len) ok = 0;
+            if (bit / 8 == at && bit % 8 >= 6 && !glyd_isError(d) && memcmp(out, data, len) == 0)
+                ok = 0; /* the other lane reading, or the reserved bit, passed unnoticed */
+            comp[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        }
+        CHECK(ok);
+        CHECK(caught > 0);
+        glyd_lzDFree(&dz);
+        glyd_lzFreeCCtx(zc);
+    }
+    free(data);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The binary-tree finder and optimal parser (levels 10-22)                 */
 /* ------------------------------------------------------------------------ */
