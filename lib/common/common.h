@@ -113,6 +113,12 @@ GLYD_FORCE_INLINE unsigned glyd_highbit64(uint64_t v)
     assert(v != 0);
     return 63u - (unsigned)__builtin_clzll(v);
 }
+/* Index of the lowest set bit; v must be non-zero. */
+GLYD_FORCE_INLINE unsigned glyd_lowbit64(uint64_t v)
+{
+    assert(v != 0);
+    return (unsigned)__builtin_ctzll((unsigned long long)v);
+}
 /* Number of equal low-order bytes implied by a non-zero xor of two words. */
 GLYD_FORCE_INLINE unsigned glyd_nbCommonBytes(size_t diff)
 {

@@ -89,6 +89,89 @@ GLYD_FORCE_INLINE size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src,
     return n;
 }
 
+/* The four streams' fast loop. Each stream lives in two registers: its
+ * read position and a 64-bit window, left-aligned, with a sentinel bit set
+ * below the stream's bits when they were loaded. Codes shift the window
+ * left, so the bits consumed since the load are the sentinel's position (a
+ * trailing-zero count): no count to keep, and a symbol costs a shift, a
+ * lookup, a store and a shift. Each round decodes 5 codes of <= 11 bits per
+ * stream and reloads: the window loses at most 7 + 55 bits, the sentinel
+ * stays in it, and a reload moves back at most 7 bytes. Runs as many rounds
+ * as every stream's input and output allow, then hands the streams back to
+ * the checked loop in the ordinary reader's form. */
+GLYD_FORCE_INLINE void huf_fast4(glyd_bitReader br[4], uint8_t* op[4], uint8_t* const oend[4],
+                                 const uint16_t* table, unsigned maxBits)
+{
+    unsigned const shift = 64 - maxBits;
+    const uint8_t *ip0, *ip1, *ip2, *ip3;
+    uint8_t *o0 = op[0], *o1 = op[1], *o2 = op[2], *o3 = op[3];
+    uint64_t b0, b1, b2, b3;
+    int k;
+    for (k = 0; k < 4; k++) {
+        if (br[k].ptr - br[k].start < 8) return; /* a short stream: the checked loop */
+        glyd_bitReload(&br[k]);                  /* consumed <= 7 now */
+    }
+    ip0 = br[0].ptr;
+    ip1 = br[1].ptr;
+    ip2 = br[2].ptr;
+    ip3 = br[3].ptr;
+    b0 = (glyd_read64(ip0) | 1) << br[0].consumed;
+    b1 = (glyd_read64(ip1) | 1) << br[1].consumed;
+    b2 = (glyd_read64(ip2) | 1) << br[2].consumed;
+    b3 = (glyd_read64(ip3) | 1) << br[3].consumed;
+    for (;;) {
+        /* rounds that every stream can take: 7 bytes of input, 5 of output */
+        size_t n = (size_t)(ip0 - br[0].start) / 7;
+        n = GLYD_MIN(n, (size_t)(ip1 - br[1].start) / 7);
+        n = GLYD_MIN(n, (size_t)(ip2 - br[2].start) / 7);
+        n = GLYD_MIN(n, (size_t)(ip3 - br[3].start) / 7);
+        n = GLYD_MIN(n, (size_t)(oend[0] - o0) / 5);
+        n = GLYD_MIN(n, (size_t)(oend[1] - o1) / 5);
+        n = GLYD_MIN(n, (size_t)(oend[2] - o2) / 5);
+        n = GLYD_MIN(n, (size_t)(oend[3] - o3) / 5);
+        if (n == 0) break;
+        do {
+#define HUF_CODE(b, o)                                 \
+    do {                                               \
+        uint16_t const e_ = table[(b) >> shift];       \
+        *(o)++ = (uint8_t)e_;                          \
+        (b) <<= e_ >> 8;                               \
+    } while (0)
+#define HUF_RELOAD(b, ip)                              \
+    do {                                               \
+        unsigned const t_ = glyd_lowbit64(b);          \
+        (ip) -= t_ >> 3;                               \
+        (b) = (glyd_read64(ip) | 1) << (t_ & 7);       \
+    } while (0)
+            int i;
+            for (i = 0; i < 5; i++) {
+                HUF_CODE(b0, o0);
+                HUF_CODE(b1, o1);
+                HUF_CODE(b2, o2);
+                HUF_CODE(b3, o3);
+            }
+            HUF_RELOAD(b0, ip0);
+            HUF_RELOAD(b1, ip1);
+            HUF_RELOAD(b2, ip2);
+            HUF_RELOAD(b3, ip3);
+#undef HUF_CODE
+#undef HUF_RELOAD
+        } while (--n);
+    }
+    {
+        const uint8_t* const ips[4] = { ip0, ip1, ip2, ip3 };
+        uint64_t const bs[4] = { b0, b1, b2, b3 };
+        uint8_t* const os[4] = { o0, o1, o2, o3 };
+        for (k = 0; k < 4; k++) {
+            /* the window's bits, as the ordinary reader holds them */
+            br[k].ptr = ips[k];
+            br[k].consumed = glyd_lowbit64(bs[k]);
+            br[k].bits = glyd_read64(ips[k]);
+            op[k] = os[k];
+        }
+    }
+}
+
 GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
                                               const glyd_hufDTable* dt, unsigned nbStreams)
 {
@@ -126,22 +209,7 @@ GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const
             oend[k] = k < 3 ? op[k] + seg : dst + dstSize;
         }
         /* interleaved: four independent dependency chains keep the core busy */
-        for (;;) {
-            int i;
-            if (oend[0] - op[0] < 5 || oend[1] - op[1] < 5 || oend[2] - op[2] < 5 ||
-                oend[3] - op[3] < 5)
-                break;
-            if ((glyd_bitReload(&br[0]) | glyd_bitReload(&br[1]) | glyd_bitReload(&br[2]) |
-                 glyd_bitReload(&br[3])) != glyd_bit_unfinished)
-                break;
-            for (i = 0; i < 5; i++) {
-                for (k = 0; k < 4; k++) {
-                    uint16_t const e = table[glyd_bitPeekFast(&br[k], maxBits)];
-                    *op[k]++ = (uint8_t)e;
-                    glyd_bitSkip(&br[k], e >> 8);
-                }
-            }
-        }
+        huf_fast4(br, op, oend, table, maxBits);
         for (k = 0; k < 4; k++) {
             while (op[k] < oend[k]) {
                 uint16_t e;
