@@ -58,6 +58,11 @@ $(BUILD)/obj/%.o: %.c
 	@$(if $(Q),echo "  CC  $<")
 	$(Q)$(CC) $(ALLFLAGS) -MMD -MP -c $< -o $@
 
+# XXH3 built for AVX2 in its own file, called only where the CPU has it.
+ifneq ($(filter x86_64%,$(shell $(CC) -dumpmachine)),)
+$(BUILD)/obj/lib/common/checksum_avx2.o: ALLFLAGS += -mavx2
+endif
+
 $(BUILD)/libglyd.a: $(LIB_OBJ)
 	@rm -f $@
 	$(Q)ar rcs $@ $^

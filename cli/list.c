@@ -55,6 +55,7 @@ static uint8_t* load_all(const char* path, size_t* size, int* mapped)
 typedef struct {
     unsigned long long frames, skips, content, segments;
     int allChecked;
+    unsigned kinds; /* bit k: a frame with checksum kind k (glyd_frameInfo.hasChecksum) */
 } list_totals;
 
 static int walk_frames(const cli_options* o, const char* path, const uint8_t* data, size_t size,
@@ -84,13 +85,14 @@ static int walk_frames(const cli_options* o, const char* path, const uint8_t* da
             t->content += fi.contentSize;
             t->segments += fi.nbSegments;
             if (!fi.hasChecksum) t->allChecked = 0;
+            t->kinds |= 1u << fi.hasChecksum;
             if (print && o->verbosity >= 2)
                 printf("  frame %llu at byte %zu: %s => %s, window 2^%u, %llu block(s) of up to 2^%u, "
                        "%llu segment(s)%s, header %u bytes, checksum %s\n",
                        t->frames, pos, cli_size(a, sizeof a, fi.compressedSize),
                        cli_size(b, sizeof b, fi.contentSize), fi.windowLog, fi.nbBlocks, fi.blockLog,
                        fi.nbSegments, fi.segmentLog ? " (independent)" : "", fi.headerSize,
-                       fi.hasChecksum ? "XXH64" : "none");
+                       fi.hasChecksum == 2 ? "XXH3" : fi.hasChecksum ? "XXH64" : "none");
         }
         pos += r;
     }
@@ -123,7 +125,8 @@ static int list_one(const cli_options* o, const char* path, int* header)
         printf("%6llu %5llu %12s %14s %7.3f %6s %8llu  %s\n", t.frames, t.skips,
                cli_size(a, sizeof a, size), cli_size(b, sizeof b, t.content),
                (double)t.content / (double)size,
-               t.frames && t.allChecked ? "XXH64" : t.frames ? "none" : "-", t.segments, path);
+               !t.frames ? "-" : !t.allChecked ? "none" : t.kinds == 4 ? "XXH3" : t.kinds == 2 ? "XXH64" : "mixed",
+               t.segments, path);
     }
     if (mapped) munmap(data, size);
     else free(data);

@@ -155,7 +155,7 @@ typedef struct {
     unsigned segmentLog;               /* 0 if the frame is not segmented */
     unsigned headerSize;
     unsigned version;
-    unsigned hasChecksum;
+    unsigned hasChecksum;              /* 0 none, 1 XXH64, 2 XXH3-64 */
     unsigned hasContentSize;           /* the header declares the content size */
     unsigned dictID;                   /* 0 if none */
     unsigned isSkippable;              /* then only compressedSize is meaningful */
@@ -206,7 +206,7 @@ typedef enum {
      * window becomes 2^27 (128 MiB), or less for a smaller input. Useful for
      * large inputs with distant repeats (archives, disk images, datasets). */
     glyd_c_longMatching     = 102,
-    /* Emit an XXH64 content checksum (1, default) or not (0). */
+    /* Emit a content checksum, XXH3-64 (1, default), or not (0). */
     glyd_c_checksumFlag     = 200,
     /* Record the content size in the frame header when known (1, default). */
     glyd_c_contentSizeFlag  = 201,
@@ -495,7 +495,7 @@ typedef struct {
     const char* path;                /* relative, '/'-separated */
     unsigned long long size;         /* original bytes */
     unsigned long long packedSize;   /* bytes in the packed file */
-    unsigned long long checksum;     /* XXH64 of the original bytes */
+    unsigned long long checksum;     /* XXH3-64 of the original bytes */
     unsigned isSafetensors;
     size_t nbTensors;
 } glyd_modelFileInfo;

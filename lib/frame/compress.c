@@ -89,7 +89,7 @@ struct glyd_CCtx_s {
     size_t blockMax;
     size_t segMax;              /* SIZE_MAX when not segmented */
     int mt;                     /* segments are coded by workers */
-    XXH64_state_t xxh;
+    glyd_csum xxh;
     unsigned long long consumed;
 
     glyd_dictCopy dict;         /* a dictionary, or none */
@@ -331,7 +331,7 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
     c->nbSeg = 0;
     c->curSegC = 0;
     c->consumed = 0;
-    XXH64_reset(&c->xxh, 0);
+    glyd_csumReset(&c->xxh, glyd_csum_xxh3);
     if (c->mt) {
         unsigned const n = (unsigned)c->req.nbWorkers;
         unsigned i;
@@ -358,7 +358,7 @@ static size_t write_header(glyd_CCtx* c, uint8_t* dst, size_t cap, unsigned long
 {
     glyd_frameHeader fh;
     fh.flags = 0;
-    if (c->req.checksum) fh.flags |= GLYD_F_CHECKSUM;
+    if (c->req.checksum) fh.flags |= GLYD_F_CHECKSUM | GLYD_F_XXH3;
     if (c->req.contentSize && srcSize != GLYD_CONTENTSIZE_UNKNOWN) fh.flags |= GLYD_F_CONTENTSIZE;
     if (c->segLog) fh.flags |= GLYD_F_SEGMENTED;
     fh.windowLog = c->lp.windowLog;
@@ -410,7 +410,7 @@ static size_t write_trailer(glyd_CCtx* c, uint8_t* dst, size_t cap)
     size_t pos = 0;
     RETURN_ERROR_IF(cap < trailer_size(c), dstSize_tooSmall, "frame trailer");
     if (c->req.checksum) {
-        glyd_write64(dst, XXH64_digest(&c->xxh));
+        glyd_write64(dst, glyd_csumDigest(&c->xxh));
         pos += GLYD_CHECKSUM_SIZE;
     }
     if (c->segLog && c->nbSeg > 1) {
@@ -589,7 +589,7 @@ size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* s
             pos += len;
         } while (pos < srcSize);
     }
-    if (c->req.checksum) XXH64_update(&c->xxh, in, srcSize);
+    if (c->req.checksum) glyd_csumUpdate(&c->xxh, in, srcSize);
     r = write_trailer(c, out + op, dstCapacity - op);
     FORWARD_IF_ERROR(r);
     return op + r;
@@ -672,7 +672,7 @@ static size_t take_input(glyd_CCtx* c, glyd_inBuffer* in, size_t room)
     RETURN_ERROR_IF(c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->consumed + take > c->pledged,
                     srcSize_wrong, "more input than pledged");
     memcpy(c->inBuf + c->inEnd, (const uint8_t*)in->src + in->pos, take);
-    if (c->req.checksum) XXH64_update(&c->xxh, c->inBuf + c->inEnd, take);
+    if (c->req.checksum) glyd_csumUpdate(&c->xxh, c->inBuf + c->inEnd, take);
     in->pos += take;
     c->inEnd += take;
     c->consumed += take;

@@ -38,7 +38,7 @@ struct glyd_DCtx_s {
     unsigned long long segFill;
     int firstBlock;
     int withDict;               /* the frame's history starts with the dictionary */
-    XXH64_state_t xxh;
+    glyd_csum xxh;
     unsigned long long decoded;
     uint64_t skipLeft;
 
@@ -307,7 +307,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     int const check = (map->fh.flags & GLYD_F_CHECKSUM) && d->checksumCheck;
     mt_worker workers[256];
     mt_dec m;
-    XXH64_state_t xxh;
+    glyd_csum xxh;
     size_t err = 0, i;
     unsigned j;
     FORWARD_IF_ERROR(ensure_dworkers(d, (unsigned)d->nbWorkers));
@@ -329,7 +329,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
         workers[j].lz = &d->wlz[j];
         glyd_poolAdd(d->pool, mt_worker_run, &workers[j]);
     }
-    XXH64_reset(&xxh, 0);
+    glyd_csumReset(&xxh, GLYD_CSUM_KIND(map->fh.flags));
     for (i = 0; i < nbSeg; i++) {
         pthread_mutex_lock(&m.lock);
         while (!m.done[i]) pthread_cond_wait(&m.cond, &m.lock);
@@ -339,7 +339,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
             atomic_store(&m.next, nbSeg); /* stop handing out segments */
             break;
         }
-        if (check) XXH64_update(&xxh, ostart + map->segments[i].dstOffset, map->segments[i].dstSize);
+        if (check) glyd_csumUpdate(&xxh, ostart + map->segments[i].dstOffset, map->segments[i].dstSize);
     }
     glyd_poolWait(d->pool);
     pthread_mutex_destroy(&m.lock);
@@ -349,7 +349,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     if (err) return err;
     if (check) {
         uint64_t const stored = glyd_read64(frame + map->frameSize - GLYD_CHECKSUM_SIZE);
-        RETURN_ERROR_IF(stored != XXH64_digest(&xxh), checksum_wrong, "content checksum");
+        RETURN_ERROR_IF(stored != glyd_csumDigest(&xxh), checksum_wrong, "content checksum");
     }
     return (size_t)map->contentSize;
 }
@@ -409,7 +409,7 @@ static size_t decode_frame(glyd_DCtx* d, uint8_t* dst, size_t cap, const uint8_t
     used += hs;
     if (fh.flags & GLYD_F_CHECKSUM) {
         RETURN_ERROR_IF(srcSize - used < GLYD_CHECKSUM_SIZE, srcSize_truncated, "checksum");
-        RETURN_ERROR_IF(d->checksumCheck && glyd_read64(src + used) != XXH64(dst, n, 0),
+        RETURN_ERROR_IF(d->checksumCheck && glyd_read64(src + used) != glyd_csumOnce(GLYD_CSUM_KIND(fh.flags), dst, n),
                         checksum_wrong, "content checksum");
         used += GLYD_CHECKSUM_SIZE;
     }
@@ -522,7 +522,7 @@ static size_t start_frame(glyd_DCtx* d)
     d->segFill = 0;
     d->firstBlock = 1;
     d->decoded = 0;
-    XXH64_reset(&d->xxh, 0);
+    glyd_csumReset(&d->xxh, GLYD_CSUM_KIND(d->fh.flags));
     return 0;
 }
 
@@ -584,7 +584,7 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
     d->decoded += n;
     RETURN_ERROR_IF(d->fh.contentSize != GLYD_CONTENTSIZE_UNKNOWN && d->decoded > d->fh.contentSize,
                     contentSize_wrong, "content beyond the declared size");
-    if ((d->fh.flags & GLYD_F_CHECKSUM) && d->checksumCheck) XXH64_update(&d->xxh, d->win + d->winPos, n);
+    if ((d->fh.flags & GLYD_F_CHECKSUM) && d->checksumCheck) glyd_csumUpdate(&d->xxh, d->win + d->winPos, n);
     d->winPos += n;
     return 0;
 }
@@ -661,7 +661,7 @@ static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
         case DS_CHECKSUM:
             if (!gather(d->hdr, &d->hdrLen, GLYD_CHECKSUM_SIZE, in)) return GLYD_CHECKSUM_SIZE - d->hdrLen;
             d->hdrLen = 0;
-            RETURN_ERROR_IF(d->checksumCheck && glyd_read64(d->hdr) != XXH64_digest(&d->xxh),
+            RETURN_ERROR_IF(d->checksumCheck && glyd_read64(d->hdr) != glyd_csumDigest(&d->xxh),
                             checksum_wrong, "content checksum");
             FORWARD_IF_ERROR(end_frame(d));
             continue;

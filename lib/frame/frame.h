@@ -26,7 +26,11 @@
 #define GLYD_F_CHECKSUM    0x02
 #define GLYD_F_SEGMENTED   0x04
 #define GLYD_F_DICTID      0x08
-#define GLYD_F_RESERVED    0xF0
+#define GLYD_F_XXH3        0x10 /* the checksum is XXH3-64, not XXH64 */
+#define GLYD_F_RESERVED    0xE0
+
+/* The checksum a frame with these flags carries. */
+#define GLYD_CSUM_KIND(flags) (((flags) & GLYD_F_XXH3) ? glyd_csum_xxh3 : glyd_csum_xxh64)
 
 typedef struct {
     unsigned long long contentSize; /* GLYD_CONTENTSIZE_UNKNOWN if absent */

@@ -19,6 +19,8 @@ size_t glyd_frameHeaderSize(const void* src, size_t srcSize)
     RETURN_ERROR_IF(in[4] != GLYD_FORMAT_VERSION, version_unsupported, "version");
     flags = in[5];
     RETURN_ERROR_IF(flags & GLYD_F_RESERVED, frameParameter_unsupported, "reserved flags");
+    RETURN_ERROR_IF((flags & GLYD_F_XXH3) && !(flags & GLYD_F_CHECKSUM), corruption_detected,
+                    "checksum kind without a checksum");
     return GLYD_FRAMEHEADER_MIN + ((flags & GLYD_F_SEGMENTED) ? 1 : 0) +
            ((flags & GLYD_F_CONTENTSIZE) ? 8 : 0) + ((flags & GLYD_F_DICTID) ? 4 : 0);
 }
@@ -310,7 +312,7 @@ size_t glyd_getFrameInfo(glyd_frameInfo* info, const void* src, size_t srcSize)
     info->segmentLog = map.fh.segmentLog;
     info->headerSize = (unsigned)map.fh.headerSize;
     info->version = GLYD_FORMAT_VERSION;
-    info->hasChecksum = (map.fh.flags & GLYD_F_CHECKSUM) != 0;
+    info->hasChecksum = !(map.fh.flags & GLYD_F_CHECKSUM) ? 0 : (map.fh.flags & GLYD_F_XXH3) ? 2 : 1;
     info->hasContentSize = (map.fh.flags & GLYD_F_CONTENTSIZE) != 0;
     info->dictID = map.fh.dictID;
     glyd_free(map.segments, glyd_defaultCMem);

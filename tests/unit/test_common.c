@@ -175,3 +175,40 @@ TEST(count_common_prefix)
     b[0] ^= 1;
     CHECK(glyd_count(a, b, a + 100) == 0);
 }
+
+/* The frame checksum: XXH3-64 through whichever build the CPU gets (the AVX2
+ * one here on most machines, the plain one in `make portable`) must equal
+ * libxxhash's, one-shot and streamed in pieces; XXH64 likewise. */
+TEST(checksums_match_libxxhash)
+{
+    size_t const max = 1 << 20;
+    uint8_t* const buf = (uint8_t*)malloc(max);
+    glyd_csum* const c = (glyd_csum*)malloc(sizeof(glyd_csum));
+    test_rng r = { 77 };
+    size_t sizes[40], k;
+    int ok = 1;
+    rng_fill(&r, buf, max);
+    for (k = 0; k < 32; k++) sizes[k] = k * 37; /* every XXH3 short-input path */
+    sizes[32] = 240; sizes[33] = 241; sizes[34] = 1024; sizes[35] = 1025;
+    sizes[36] = 65536; sizes[37] = 100003; sizes[38] = max - 1; sizes[39] = max;
+    for (k = 0; k < 40; k++) {
+        size_t const n = sizes[k];
+        size_t pos = 0;
+        if (glyd_csumOnce(glyd_csum_xxh3, buf, n) != XXH3_64bits(buf, n)) ok = 0;
+        if (glyd_csumOnce(glyd_csum_xxh64, buf, n) != XXH64(buf, n, 0)) ok = 0;
+        glyd_csumReset(c, glyd_csum_xxh3);
+        while (pos < n) {
+            size_t const draw = (size_t)(rng_next(&r) % 5000); /* GLYD_MIN evaluates twice */
+            size_t const take = GLYD_MIN(n - pos, draw);
+            glyd_csumUpdate(c, buf + pos, take);
+            pos += take;
+        }
+        if (glyd_csumDigest(c) != XXH3_64bits(buf, n)) ok = 0;
+        glyd_csumReset(c, glyd_csum_xxh64);
+        glyd_csumUpdate(c, buf, n);
+        if (glyd_csumDigest(c) != XXH64(buf, n, 0)) ok = 0;
+    }
+    CHECK(ok);
+    free(c);
+    free(buf);
+}

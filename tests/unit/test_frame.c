@@ -855,8 +855,9 @@ TEST(every_single_bit_flip_is_caught_or_harmless)
 
 /* tests/data/alice16k.single-lane.glyd holds the first 16 KiB of
  * alice29.txt at level 3 as encoders wrote it before sequences had two
- * lanes: blocks of hundreds of sequences in one lane, which decoders still
- * read (and today's encoder no longer writes). */
+ * lanes and checksums were XXH3: a block of hundreds of sequences in one
+ * lane, and an XXH64 checksum, which decoders still read (and today's
+ * encoder no longer writes). */
 TEST(single_lane_frames_still_decode)
 {
     size_t n, fn, c;
@@ -867,10 +868,21 @@ TEST(single_lane_frames_still_decode)
     frame = read_file("tests/data/alice16k.single-lane.glyd", &fn);
     CHECK(data != NULL && frame != NULL && n >= 16384);
     if (data && frame && n >= 16384) {
+        glyd_frameInfo fi;
+        uint8_t out[16384];
         CHECK(decodes_to(frame, fn, data, 16384, 0));
+        /* its checksum is XXH64, and checked as such */
+        CHECK(glyd_getFrameInfo(&fi, frame, fn) == fn && fi.hasChecksum == 1);
+        CHECK(glyd_read64(frame + fn - 8) == XXH64(data, 16384, 0));
+        frame[fn - 1] ^= 0x20;
+        CHECK_ERR(glyd_decompress(out, sizeof out, frame, fn), GLYD_error_checksum_wrong);
+        frame[fn - 1] ^= 0x20;
+        /* frames written now: two lanes, XXH3 */
         now = compress_with(data, 16384, 3, 0, 0, &c);
         CHECK(c != fn || memcmp(now, frame, c) != 0);
         CHECK(decodes_to(now, c, data, 16384, 0));
+        CHECK(glyd_getFrameInfo(&fi, now, c) == c && fi.hasChecksum == 2);
+        CHECK(glyd_read64(now + c - 8) == XXH3_64bits(data, 16384));
         free(now);
     }
     free(data);
@@ -914,6 +926,33 @@ TEST(forged_content_size_is_caught)
         glyd_frameHeaderWrite(copy, GLYD_FRAMEHEADER_MAX, &fh); /* same length: check byte recomputed */
         r = glyd_decompress(out, sizeof out, copy, c);
         CHECK(glyd_isError(r));
+        CHECK(survives(copy, c, s + c, n));
+        free(copy);
+    }
+    free(s);
+}
+
+/* The checksum's kind is part of what the header promises: the wrong kind,
+ * a kind without a checksum, or a reserved flag are all refused. */
+TEST(checksum_kind_is_checked)
+{
+    size_t n, c;
+    uint8_t* const s = hostile_sample(0, &n, &c);
+    glyd_frameHeader fh;
+    uint8_t out[8192];
+    unsigned const flags[3] = { GLYD_F_CHECKSUM, GLYD_F_XXH3, GLYD_F_CHECKSUM | GLYD_F_XXH3 | 0x20 };
+    size_t const expect[3] = { GLYD_ERROR(checksum_wrong), GLYD_ERROR(corruption_detected),
+                               GLYD_ERROR(frameParameter_unsupported) };
+    int i;
+    CHECK_OK(glyd_frameHeaderRead(&fh, s, c));
+    CHECK((fh.flags & (GLYD_F_CHECKSUM | GLYD_F_XXH3)) == (GLYD_F_CHECKSUM | GLYD_F_XXH3));
+    for (i = 0; i < 3; i++) {
+        uint8_t* const copy = (uint8_t*)malloc(c);
+        glyd_frameHeader f = fh;
+        memcpy(copy, s, c);
+        f.flags = (fh.flags & ~(unsigned)(GLYD_F_CHECKSUM | GLYD_F_XXH3)) | flags[i];
+        glyd_frameHeaderWrite(copy, GLYD_FRAMEHEADER_MAX, &f); /* same length: check byte recomputed */
+        CHECK(glyd_decompress(out, sizeof out, copy, c) == expect[i]);
         CHECK(survives(copy, c, s + c, n));
         free(copy);
     }
