@@ -28,15 +28,24 @@ unsigned glyd_histBytes(unsigned count[256], unsigned* maxSymbol, const uint8_t*
 
 unsigned glyd_histSmall(unsigned* count, unsigned* maxSymbol, const uint8_t* src, size_t n)
 {
+    /* sequence codes repeat even more than bytes: four sub-histograms, as
+     * in glyd_histBytes */
+    unsigned c[4][256];
     unsigned s, maxCount = 0, top = *maxSymbol;
-    size_t i;
-    memset(count, 0, (top + 1) * sizeof(unsigned));
-    for (i = 0; i < n; i++) {
-        assert(src[i] <= top);
-        count[src[i]]++;
+    size_t i = 0;
+    assert(top < 256);
+    memset(c, 0, 4 * sizeof(c[0][0]) * 256);
+    for (; i + 4 <= n; i += 4) {
+        assert(src[i] <= top && src[i + 1] <= top && src[i + 2] <= top && src[i + 3] <= top);
+        c[0][src[i]]++;
+        c[1][src[i + 1]]++;
+        c[2][src[i + 2]]++;
+        c[3][src[i + 3]]++;
     }
+    for (; i < n; i++) c[0][src[i]]++;
     *maxSymbol = 0;
     for (s = 0; s <= top; s++) {
+        count[s] = c[0][s] + c[1][s] + c[2][s] + c[3][s];
         if (count[s]) *maxSymbol = s;
         if (count[s] > maxCount) maxCount = count[s];
     }

@@ -325,43 +325,76 @@ GLYD_FORCE_INLINE void write_extras(glyd_bitWriter* bw, const glyd_seq* s, unsig
     glyd_bitFlush(bw);
 }
 
-/* The sequence bit stream, in the reverse of the decoder's reading order:
- * per sequence, state transitions (OF, ML, LL) in its lane's states, then
- * extra bits (LL, ML, OF); the final states last, lane by lane from the
- * last. With two lanes, even sequences use the first lane's states and odd
- * ones the second's (FORMAT.md, section 10.5). Returns its size, or 0 if
- * cap is short. */
+/* Sequence i's state transitions (OF, ML, LL) in its lane's states s, then
+ * its extra bits (LL, ML, OF). */
+GLYD_FORCE_INLINE void encode_seq(glyd_bitWriter* bw, glyd_fseCState s[3], const fse_choice ch[3],
+                                  const glyd_seq* seqs, const uint8_t* llc, const uint8_t* ofc,
+                                  const uint8_t* mlc, size_t i)
+{
+    /* at most 8 + 9 + 9 + 20 bits, then 20 + 31, between flushes */
+    if (ch[F_OF].table) glyd_fseEncode(bw, &s[F_OF], ofc[i]);
+    if (ch[F_ML].table) glyd_fseEncode(bw, &s[F_ML], mlc[i]);
+    if (ch[F_LL].table) glyd_fseEncode(bw, &s[F_LL], llc[i]);
+    write_extras(bw, &seqs[i], llc[i], ofc[i], mlc[i]);
+}
+
+/* The last sequence of a lane starts its states, and has only extra bits. */
+GLYD_FORCE_INLINE void start_lane(glyd_bitWriter* bw, glyd_fseCState s[3], const fse_choice ch[3],
+                                  const glyd_seq* seqs, const uint8_t* llc, const uint8_t* ofc,
+                                  const uint8_t* mlc, size_t i)
+{
+    if (ch[F_LL].table) glyd_fseInitCState(&s[F_LL], ch[F_LL].table, llc[i]);
+    if (ch[F_OF].table) glyd_fseInitCState(&s[F_OF], ch[F_OF].table, ofc[i]);
+    if (ch[F_ML].table) glyd_fseInitCState(&s[F_ML], ch[F_ML].table, mlc[i]);
+    write_extras(bw, &seqs[i], llc[i], ofc[i], mlc[i]);
+}
+
+GLYD_FORCE_INLINE void flush_lane(glyd_bitWriter* bw, const glyd_fseCState s[3], const fse_choice ch[3])
+{
+    if (ch[F_ML].table) glyd_fseFlushCState(bw, &s[F_ML]);
+    if (ch[F_OF].table) glyd_fseFlushCState(bw, &s[F_OF]);
+    if (ch[F_LL].table) glyd_fseFlushCState(bw, &s[F_LL]);
+}
+
+/* The sequence bit stream, in the reverse of the decoder's reading order
+ * (FORMAT.md, section 10.5): sequences from the last to the first, then the
+ * lanes' states, the second lane's first. With two lanes, even sequences
+ * use the first lane's states and odd ones the second's; each lane's states
+ * are their own variables, so that they stay in registers. Returns the
+ * stream's size, or 0 if cap is short. */
 static size_t encode_seq_stream(uint8_t* dst, size_t cap, const glyd_seq* seqs,
                                 const uint8_t* llc, const uint8_t* ofc, const uint8_t* mlc,
                                 size_t nbSeq, const fse_choice ch[3], unsigned lanes)
 {
     glyd_bitWriter bw;
-    glyd_fseCState st[2][3];
-    size_t i = nbSeq;
-    unsigned l;
+    glyd_fseCState even[3], odd[3];
+    size_t i = nbSeq - 1;
     if (cap < 8) return 0;
-    memset(st, 0, sizeof(st));
+    memset(even, 0, sizeof(even));
+    memset(odd, 0, sizeof(odd));
     glyd_bitWriterInit(&bw, dst, cap);
-    while (i-- > 0) {
-        glyd_fseCState* const s = st[lanes == 2 ? (i & 1) : 0];
-        if (i + lanes >= nbSeq) {
-            /* its lane's last sequence: it starts the lane's states */
-            if (ch[F_LL].table) glyd_fseInitCState(&s[F_LL], ch[F_LL].table, llc[i]);
-            if (ch[F_OF].table) glyd_fseInitCState(&s[F_OF], ch[F_OF].table, ofc[i]);
-            if (ch[F_ML].table) glyd_fseInitCState(&s[F_ML], ch[F_ML].table, mlc[i]);
-        } else {
-            /* at most 8 + 9 + 9 + 20 bits, then 20 + 31, between flushes */
-            if (ch[F_OF].table) glyd_fseEncode(&bw, &s[F_OF], ofc[i]);
-            if (ch[F_ML].table) glyd_fseEncode(&bw, &s[F_ML], mlc[i]);
-            if (ch[F_LL].table) glyd_fseEncode(&bw, &s[F_LL], llc[i]);
-        }
-        write_extras(&bw, &seqs[i], llc[i], ofc[i], mlc[i]);
+    if (lanes == 1) {
+        start_lane(&bw, even, ch, seqs, llc, ofc, mlc, i);
+        while (i-- > 0) encode_seq(&bw, even, ch, seqs, llc, ofc, mlc, i);
+        flush_lane(&bw, even, ch);
+        return glyd_bitWriterClose(&bw);
     }
-    for (l = lanes; l-- > 0;) {
-        if (ch[F_ML].table) glyd_fseFlushCState(&bw, &st[l][F_ML]);
-        if (ch[F_OF].table) glyd_fseFlushCState(&bw, &st[l][F_OF]);
-        if (ch[F_LL].table) glyd_fseFlushCState(&bw, &st[l][F_LL]);
+    assert(nbSeq >= 2);
+    start_lane(&bw, (i & 1) ? odd : even, ch, seqs, llc, ofc, mlc, i);
+    i--;
+    start_lane(&bw, (i & 1) ? odd : even, ch, seqs, llc, ofc, mlc, i);
+    /* the rest in pairs, odd then even; an even one left over first */
+    if (i > 0 && !((i - 1) & 1)) {
+        i--;
+        encode_seq(&bw, even, ch, seqs, llc, ofc, mlc, i);
     }
+    while (i >= 2) {
+        encode_seq(&bw, odd, ch, seqs, llc, ofc, mlc, i - 1);
+        encode_seq(&bw, even, ch, seqs, llc, ofc, mlc, i - 2);
+        i -= 2;
+    }
+    flush_lane(&bw, odd, ch);
+    flush_lane(&bw, even, ch);
     return glyd_bitWriterClose(&bw);
 }
 
