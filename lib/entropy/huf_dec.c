@@ -36,23 +36,35 @@ size_t glyd_hufReadDTable(glyd_hufDTable* dt, const void* src, size_t size)
     RETURN_ERROR_IF(rest & (rest - 1), corruption_detected, "incomplete code");
     weights[maxSymbol] = (uint8_t)(glyd_highbit32(rest) + 1);
 
-    /* fill: ascending weight (longest code first), then ascending symbol */
+    /* fill: ascending weight (longest code first), then ascending symbol;
+     * each weight's run starts where the lighter ones end, so one pass over
+     * the symbols places every code */
     dt->maxBits = maxBits;
     {
-        uint32_t start = 0;
+        uint32_t start[GLYD_HUF_MAX_BITS + 2];
         unsigned w;
-        for (w = 1; w <= maxBits; w++) {
-            for (s = 0; s <= maxSymbol; s++) {
-                uint32_t i, span;
-                uint16_t e;
-                if (weights[s] != w) continue;
-                span = 1u << (w - 1);
-                e = (uint16_t)(s | ((maxBits + 1 - w) << 8));
-                for (i = 0; i < span; i++) dt->entry[start + i] = e;
-                start += span;
+        memset(start, 0, sizeof(start));
+        for (s = 0; s <= maxSymbol; s++)
+            if (weights[s]) start[weights[s] + 1] += 1u << (weights[s] - 1);
+        for (w = 2; w <= maxBits + 1; w++) start[w] += start[w - 1];
+        assert(start[maxBits + 1] == (1u << maxBits));
+        for (s = 0; s <= maxSymbol; s++) {
+            unsigned const wt = weights[s];
+            uint16_t* d;
+            uint32_t span, i;
+            uint16_t e;
+            if (!wt) continue;
+            span = 1u << (wt - 1);
+            e = (uint16_t)(s | ((maxBits + 1 - wt) << 8));
+            d = dt->entry + start[wt];
+            start[wt] += span;
+            if (span >= 4) {
+                uint64_t const e4 = 0x0001000100010001ULL * e;
+                for (i = 0; i < span; i += 4) memcpy(d + i, &e4, 8);
+            } else {
+                for (i = 0; i < span; i++) d[i] = e;
             }
         }
-        assert(start == (1u << maxBits));
     }
     return used;
 }
