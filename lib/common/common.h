@@ -93,6 +93,16 @@ GLYD_FORCE_INLINE uint32_t glyd_read32(const void* p) { uint32_t v; memcpy(&v, p
 GLYD_FORCE_INLINE uint64_t glyd_read64(const void* p) { uint64_t v; memcpy(&v, p, 8); return v; }
 GLYD_FORCE_INLINE size_t   glyd_readST(const void* p) { size_t v; memcpy(&v, p, sizeof v); return v; }
 GLYD_FORCE_INLINE void glyd_write16(void* p, uint16_t v) { memcpy(p, &v, 2); }
+/* Two bytes, the low one first, whatever the host's byte order. */
+GLYD_FORCE_INLINE void glyd_writeLE16(void* p, uint16_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 2);
+#else
+    ((uint8_t*)p)[0] = (uint8_t)v;
+    ((uint8_t*)p)[1] = (uint8_t)(v >> 8);
+#endif
+}
 GLYD_FORCE_INLINE void glyd_write32(void* p, uint32_t v) { memcpy(p, &v, 4); }
 GLYD_FORCE_INLINE void glyd_write64(void* p, uint64_t v) { memcpy(p, &v, 8); }
 

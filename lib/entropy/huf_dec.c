@@ -69,6 +69,24 @@ size_t glyd_hufReadDTable(glyd_hufDTable* dt, const void* src, size_t size)
     return used;
 }
 
+void glyd_hufBuildPairs(glyd_hufPairs* pairs, const glyd_hufDTable* dt)
+{
+    unsigned const maxBits = dt->maxBits;
+    uint32_t const size = 1u << maxBits, mask = size - 1;
+    uint32_t i;
+    for (i = 0; i < size; i++) {
+        uint16_t const e1 = dt->entry[i];
+        unsigned const l1 = e1 >> 8;
+        /* the window's bits after the first code, at the top: the second
+         * code is known when it is no longer than they are */
+        uint16_t const e2 = dt->entry[(i << l1) & mask];
+        unsigned const l2 = e2 >> 8;
+        pairs->entry[i] = l1 + l2 <= maxBits
+                              ? (uint32_t)(e1 & 0xFF) | (uint32_t)(e2 & 0xFF) << 8 | (l1 + l2) << 16 | 2u << 24
+                              : (uint32_t)(e1 & 0xFF) | l1 << 16 | 1u << 24;
+    }
+}
+
 /* Decodes exactly n symbols from one stream. */
 GLYD_FORCE_INLINE size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src, size_t size,
                           const glyd_hufDTable* dt)
@@ -112,8 +130,10 @@ GLYD_FORCE_INLINE size_t huf_decode1(uint8_t* dst, size_t n, const uint8_t* src,
  * as every stream's input and output allow, then hands the streams back to
  * the checked loop in the ordinary reader's form. */
 GLYD_FORCE_INLINE void huf_fast4(glyd_bitReader br[4], uint8_t* op[4], uint8_t* const oend[4],
-                                 const uint16_t* table, unsigned maxBits)
+                                 const uint16_t* table, const uint32_t* pairs, unsigned maxBits)
 {
+    /* a round writes 5 symbols per stream, or up to 10 with pairs */
+    size_t const perRound = pairs ? 10 : 5;
     unsigned const shift = 64 - maxBits;
     const uint8_t *ip0, *ip1, *ip2, *ip3;
     uint8_t *o0 = op[0], *o1 = op[1], *o2 = op[2], *o3 = op[3];
@@ -132,15 +152,15 @@ GLYD_FORCE_INLINE void huf_fast4(glyd_bitReader br[4], uint8_t* op[4], uint8_t* 
     b2 = (glyd_read64(ip2) | 1) << br[2].consumed;
     b3 = (glyd_read64(ip3) | 1) << br[3].consumed;
     for (;;) {
-        /* rounds that every stream can take: 7 bytes of input, 5 of output */
+        /* rounds that every stream can take: 7 bytes of input, perRound of output */
         size_t n = (size_t)(ip0 - br[0].start) / 7;
         n = GLYD_MIN(n, (size_t)(ip1 - br[1].start) / 7);
         n = GLYD_MIN(n, (size_t)(ip2 - br[2].start) / 7);
         n = GLYD_MIN(n, (size_t)(ip3 - br[3].start) / 7);
-        n = GLYD_MIN(n, (size_t)(oend[0] - o0) / 5);
-        n = GLYD_MIN(n, (size_t)(oend[1] - o1) / 5);
-        n = GLYD_MIN(n, (size_t)(oend[2] - o2) / 5);
-        n = GLYD_MIN(n, (size_t)(oend[3] - o3) / 5);
+        n = GLYD_MIN(n, (size_t)(oend[0] - o0) / perRound);
+        n = GLYD_MIN(n, (size_t)(oend[1] - o1) / perRound);
+        n = GLYD_MIN(n, (size_t)(oend[2] - o2) / perRound);
+        n = GLYD_MIN(n, (size_t)(oend[3] - o3) / perRound);
         if (n == 0) break;
         do {
 #define HUF_CODE(b, o)                                 \
@@ -155,18 +175,35 @@ GLYD_FORCE_INLINE void huf_fast4(glyd_bitReader br[4], uint8_t* op[4], uint8_t* 
         (ip) -= t_ >> 3;                               \
         (b) = (glyd_read64(ip) | 1) << (t_ & 7);       \
     } while (0)
+#define HUF_PAIR(b, o)                                 \
+    do {                                               \
+        uint32_t const e_ = pairs[(b) >> shift];       \
+        glyd_writeLE16(o, (uint16_t)e_);               \
+        (o) += e_ >> 24;                               \
+        (b) <<= (e_ >> 16) & 0xFF;                     \
+    } while (0)
             int i;
-            for (i = 0; i < 5; i++) {
-                HUF_CODE(b0, o0);
-                HUF_CODE(b1, o1);
-                HUF_CODE(b2, o2);
-                HUF_CODE(b3, o3);
+            if (pairs) {
+                for (i = 0; i < 5; i++) {
+                    HUF_PAIR(b0, o0);
+                    HUF_PAIR(b1, o1);
+                    HUF_PAIR(b2, o2);
+                    HUF_PAIR(b3, o3);
+                }
+            } else {
+                for (i = 0; i < 5; i++) {
+                    HUF_CODE(b0, o0);
+                    HUF_CODE(b1, o1);
+                    HUF_CODE(b2, o2);
+                    HUF_CODE(b3, o3);
+                }
             }
             HUF_RELOAD(b0, ip0);
             HUF_RELOAD(b1, ip1);
             HUF_RELOAD(b2, ip2);
             HUF_RELOAD(b3, ip3);
 #undef HUF_CODE
+#undef HUF_PAIR
 #undef HUF_RELOAD
         } while (--n);
     }
@@ -185,7 +222,8 @@ GLYD_FORCE_INLINE void huf_fast4(glyd_bitReader br[4], uint8_t* op[4], uint8_t* 
 }
 
 GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
-                                              const glyd_hufDTable* dt, unsigned nbStreams)
+                                              const glyd_hufDTable* dt, const glyd_hufPairs* pairs,
+                                              unsigned nbStreams)
 {
     const uint8_t* const in = (const uint8_t*)src;
     if (nbStreams == 1) return huf_decode1(dst, dstSize, in, srcSize, dt);
@@ -221,7 +259,7 @@ GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const
             oend[k] = k < 3 ? op[k] + seg : dst + dstSize;
         }
         /* interleaved: four independent dependency chains keep the core busy */
-        huf_fast4(br, op, oend, table, maxBits);
+        huf_fast4(br, op, oend, table, pairs ? pairs->entry : NULL, maxBits);
         for (k = 0; k < 4; k++) {
             while (op[k] < oend[k]) {
                 uint16_t e;
@@ -240,25 +278,25 @@ GLYD_FORCE_INLINE size_t huf_decompress_body(uint8_t* dst, size_t dstSize, const
 }
 
 static size_t huf_decompress_default(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
-                                     const glyd_hufDTable* dt, unsigned nbStreams)
+                                     const glyd_hufDTable* dt, const glyd_hufPairs* pairs, unsigned nbStreams)
 {
-    return huf_decompress_body(dst, dstSize, src, srcSize, dt, nbStreams);
+    return huf_decompress_body(dst, dstSize, src, srcSize, dt, pairs, nbStreams);
 }
 
 #if GLYD_DYNAMIC_BMI2
 GLYD_TARGET_BMI2 static size_t huf_decompress_bmi2(uint8_t* dst, size_t dstSize, const void* src,
                                                    size_t srcSize, const glyd_hufDTable* dt,
-                                                   unsigned nbStreams)
+                                                   const glyd_hufPairs* pairs, unsigned nbStreams)
 {
-    return huf_decompress_body(dst, dstSize, src, srcSize, dt, nbStreams);
+    return huf_decompress_body(dst, dstSize, src, srcSize, dt, pairs, nbStreams);
 }
 #endif
 
 size_t glyd_hufDecompress(uint8_t* dst, size_t dstSize, const void* src, size_t srcSize,
-                          const glyd_hufDTable* dt, unsigned nbStreams)
+                          const glyd_hufDTable* dt, const glyd_hufPairs* pairs, unsigned nbStreams)
 {
 #if GLYD_DYNAMIC_BMI2
-    if (glyd_cpuHasBmi2()) return huf_decompress_bmi2(dst, dstSize, src, srcSize, dt, nbStreams);
+    if (glyd_cpuHasBmi2()) return huf_decompress_bmi2(dst, dstSize, src, srcSize, dt, pairs, nbStreams);
 #endif
-    return huf_decompress_default(dst, dstSize, src, srcSize, dt, nbStreams);
+    return huf_decompress_default(dst, dstSize, src, srcSize, dt, pairs, nbStreams);
 }

@@ -26,6 +26,7 @@ void glyd_lzDFree(glyd_lzDCtx* dz)
 void glyd_lzDStartHistory(glyd_lzDCtx* dz)
 {
     dz->hufValid = 0;
+    dz->hufPairsValid = 0;
     dz->seq.valid[0] = dz->seq.valid[1] = dz->seq.valid[2] = 0;
     dz->rep[0] = 1;
     dz->rep[1] = 4;
@@ -44,6 +45,10 @@ size_t glyd_lzBlockContentSize(const uint8_t* src, size_t srcSize)
 /* ------------------------------------------------------------------------ */
 /* Literals                                                                 */
 /* ------------------------------------------------------------------------ */
+
+/* Literal sections from this many symbols decode two symbols per lookup:
+ * below, building the pair table costs more than it saves. */
+#define HUF_PAIRS_MIN 8192
 
 /* The block's literals. Wide copies may read GLYD_WILDCOPY_OVERLENGTH bytes
  * past `end`: raw literals too close to the end of the input are copied to
@@ -99,13 +104,23 @@ static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
             size_t const t = glyd_hufReadDTable(&dz->huf, ip, (size_t)csize);
             FORWARD_IF_ERROR(t);
             dz->hufValid = 1;
+            dz->hufPairsValid = 0;
             streams += t;
         } else {
             RETURN_ERROR_IF(!dz->hufValid, corruption_detected, "no huffman table to repeat");
         }
         RETURN_ERROR_IF(streams >= ip + csize, corruption_detected, "empty huffman streams");
-        FORWARD_IF_ERROR(glyd_hufDecompress(dz->litBuf, (size_t)litSize, streams,
-                                            (size_t)(ip + csize - streams), &dz->huf, nbStreams));
+        {   /* pairs pay when there are many symbols and their codes are
+             * short (under 5 bits on average: two often fit in a window) */
+            int const pairs = nbStreams == 4 && litSize >= HUF_PAIRS_MIN && csize * 8 < litSize * 5;
+            if (pairs && !dz->hufPairsValid) {
+                glyd_hufBuildPairs(&dz->hufPairs, &dz->huf);
+                dz->hufPairsValid = 1;
+            }
+            FORWARD_IF_ERROR(glyd_hufDecompress(dz->litBuf, (size_t)litSize, streams,
+                                                (size_t)(ip + csize - streams), &dz->huf,
+                                                pairs ? &dz->hufPairs : NULL, nbStreams));
+        }
         lv->ptr = dz->litBuf;
         lv->end = dz->litBuf + litSize;
         return (size_t)(ip - src) + (size_t)csize;
@@ -191,6 +206,7 @@ size_t glyd_lzDLoadTables(glyd_lzDCtx* dz, const void* src, size_t size)
     size_t r = glyd_hufReadDTable(&dz->huf, ip, size);
     FORWARD_IF_ERROR(r);
     dz->hufValid = 1;
+    dz->hufPairsValid = 0;
     ip += r;
     for (k = 0; k < 3; k++) {
         r = read_table(dz, k, 2, maxCode[k], maxLog[k], ip, (size_t)(iend - ip));

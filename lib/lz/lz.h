@@ -399,6 +399,8 @@ void glyd_lzBuildSeqTable(glyd_seqDTables* t, unsigned k, const int16_t* norm, u
 typedef struct {
     glyd_hufDTable huf;
     int hufValid;
+    glyd_hufPairs hufPairs;            /* of huf, built when a block's literals are many */
+    int hufPairsValid;
     glyd_seqDTables seq;               /* the tables in use */
     glyd_seqDTables predef;            /* the predefined distributions */
     uint32_t rep[GLYD_REP_NUM];

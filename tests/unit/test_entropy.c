@@ -220,6 +220,7 @@ static void huffman_round_trip(const uint8_t* src, size_t n, unsigned nbStreams,
     glyd_hufCTable ct;
     glyd_hufDTable dt;
     uint8_t desc[256];
+    glyd_hufPairs* const pairs = (glyd_hufPairs*)malloc(sizeof(glyd_hufPairs));
     uint8_t* const comp = (uint8_t*)malloc(n + 1024);
     uint8_t* const back = (uint8_t*)malloc(n + 1);
     size_t d, c;
@@ -233,11 +234,17 @@ static void huffman_round_trip(const uint8_t* src, size_t n, unsigned nbStreams,
     if (glyd_isError(d) || glyd_hufReadDTable(&dt, desc, d) != d) { *ok = 0; goto done; }
     c = glyd_hufCompress(comp, n + 1024, src, n, &ct, nbStreams);
     if (glyd_isError(c) || c == 0) { *ok = 0; goto done; }
-    if (glyd_hufDecompress(back, n, comp, c, &dt, nbStreams) != n || memcmp(src, back, n)) *ok = 0;
+    glyd_hufBuildPairs(pairs, &dt);
+    if (glyd_hufDecompress(back, n, comp, c, &dt, NULL, nbStreams) != n || memcmp(src, back, n)) *ok = 0;
+    /* two symbols per lookup: the same symbols */
+    memset(back, 0, n);
+    if (glyd_hufDecompress(back, n, comp, c, &dt, pairs, nbStreams) != n || memcmp(src, back, n)) *ok = 0;
     /* a shortened stream may decode to other symbols (the frame checksum
      * catches that), but never outside the buffers */
-    (void)glyd_hufDecompress(back, n, comp, c - 1, &dt, nbStreams);
+    (void)glyd_hufDecompress(back, n, comp, c - 1, &dt, NULL, nbStreams);
+    (void)glyd_hufDecompress(back, n, comp, c - 1, &dt, pairs, nbStreams);
 done:
+    free(pairs);
     free(comp);
     free(back);
 }
@@ -268,6 +275,7 @@ TEST(huffman_hostile_tables_and_streams)
     for (iter = 0; iter < 20000; iter++) {
         uint8_t buf[200], out[600];
         glyd_hufDTable dt;
+        glyd_hufPairs pairs;
         size_t const n = (size_t)(rng_next(&r) % sizeof buf) + 1;
         size_t t;
         rng_fill(&r, buf, n);
@@ -277,7 +285,9 @@ TEST(huffman_hostile_tables_and_streams)
             if (t > n || dt.maxBits > 11) ok = 0;
             if (t < n) {
                 size_t const outN = (size_t)(rng_next(&r) % sizeof out);
-                (void)glyd_hufDecompress(out, outN, buf + t, n - t, &dt, (iter & 2) ? 4 : 1);
+                if (iter & 4) glyd_hufBuildPairs(&pairs, &dt);
+                (void)glyd_hufDecompress(out, outN, buf + t, n - t, &dt, (iter & 4) ? &pairs : NULL,
+                                         (iter & 2) ? 4 : 1);
             }
         }
     }
