@@ -196,8 +196,7 @@ size_t glyd_hufCTableFromDTable(glyd_hufCTable* ct, const glyd_hufDTable* dt);
 /* The same code read two symbols at a time: for each maxBits-bit window,
  * the first code's symbol and, when the second code also fits in the
  * window, its symbol too. Entry: symbols (first in the low byte) | bits
- * used << 16 | symbols given << 24. Worth building for long literal runs:
- * text decodes about 1.5 symbols per lookup. */
+ * used << 16 | symbols given << 24. Worth building for long literal runs. */
 typedef struct {
     uint32_t entry[1 << GLYD_HUF_MAX_BITS];
 } glyd_hufPairs;

@@ -46,8 +46,9 @@ size_t glyd_lzBlockContentSize(const uint8_t* src, size_t srcSize)
 /* Literals                                                                 */
 /* ------------------------------------------------------------------------ */
 
-/* Literal sections from this many symbols decode two symbols per lookup:
- * below, building the pair table costs more than it saves. */
+/* Literal sections from this many symbols decode two symbols per lookup
+ * where both codes fit in the table's window: below, building the pair
+ * table costs more than it saves. */
 #define HUF_PAIRS_MIN 8192
 
 /* The block's literals. Wide copies may read GLYD_WILDCOPY_OVERLENGTH bytes
@@ -110,9 +111,8 @@ static size_t decode_literals(glyd_lzDCtx* dz, lit_view* lv, size_t maxLits,
             RETURN_ERROR_IF(!dz->hufValid, corruption_detected, "no huffman table to repeat");
         }
         RETURN_ERROR_IF(streams >= ip + csize, corruption_detected, "empty huffman streams");
-        {   /* pairs pay when there are many symbols and their codes are
-             * short (under 5 bits on average: two often fit in a window) */
-            int const pairs = nbStreams == 4 && litSize >= HUF_PAIRS_MIN && csize * 8 < litSize * 5;
+        {
+            int const pairs = nbStreams == 4 && litSize >= HUF_PAIRS_MIN;
             if (pairs && !dz->hufPairsValid) {
                 glyd_hufBuildPairs(&dz->hufPairs, &dz->huf);
                 dz->hufPairsValid = 1;
