@@ -81,6 +81,9 @@ typedef struct {
     glyd_fseDEntry table[1 << GLYD_FSE_MAX_TABLELOG];
 } glyd_fseDTable;
 
+/* The symbol at each state of a table (the spread both coders share). */
+void glyd_fseSpread(uint8_t* tableSymbol, const int16_t* norm, unsigned maxSymbol, unsigned tableLog);
+
 /* Builds a decoding table; norm must come from glyd_fseReadNCount (or be a
  * known-valid distribution). */
 void glyd_fseBuildDTable(glyd_fseDTable* dt, const int16_t* norm, unsigned maxSymbol,

@@ -180,8 +180,7 @@ size_t glyd_fseCost(const unsigned* count, unsigned maxSymbol, const int16_t* no
 
 /* The slot order shared by encoder and decoder: each symbol's slots are
  * scattered by an odd stride, which visits every slot once. */
-static void spread_symbols(uint8_t* tableSymbol, const int16_t* norm, unsigned maxSymbol,
-                           unsigned tableLog)
+void glyd_fseSpread(uint8_t* tableSymbol, const int16_t* norm, unsigned maxSymbol, unsigned tableLog)
 {
     uint32_t const size = 1u << tableLog;
     uint32_t const mask = size - 1;
@@ -208,7 +207,7 @@ void glyd_fseBuildCTable(glyd_fseCTable* ct, const int16_t* norm, unsigned maxSy
     unsigned s;
     ct->tableLog = tableLog;
     ct->maxSymbol = maxSymbol;
-    spread_symbols(tableSymbol, norm, maxSymbol, tableLog);
+    glyd_fseSpread(tableSymbol, norm, maxSymbol, tableLog);
     cumul[0] = 0;
     for (s = 0; s <= maxSymbol; s++) cumul[s + 1] = cumul[s] + (uint32_t)norm[s];
     /* each symbol's states, in ascending order */
@@ -239,7 +238,7 @@ void glyd_fseBuildDTable(glyd_fseDTable* dt, const int16_t* norm, unsigned maxSy
     uint32_t u;
     unsigned s;
     dt->tableLog = tableLog;
-    spread_symbols(tableSymbol, norm, maxSymbol, tableLog);
+    glyd_fseSpread(tableSymbol, norm, maxSymbol, tableLog);
     for (s = 0; s <= maxSymbol; s++) next[s] = (uint32_t)norm[s];
     for (u = 0; u < size; u++) {
         uint8_t const sym = tableSymbol[u];

@@ -147,14 +147,29 @@ static const unsigned kFieldAt[3] = { GLYD_SEQ_LL_AT, GLYD_SEQ_OF_AT, GLYD_SEQ_M
 void glyd_lzBuildSeqTable(glyd_seqDTables* t, unsigned k, const int16_t* norm, unsigned maxSymbol,
                           unsigned tableLog)
 {
-    glyd_fseDTable dt;
+    /* glyd_fseBuildDTable's states, written straight into the field's
+     * entries with each code's value resolved once per code */
+    uint32_t const size = 1u << tableLog;
+    uint8_t tableSymbol[1 << GLYD_FSE_MAX_TABLELOG];
+    uint32_t next[GLYD_ML_MAX_CODE + 1], base[GLYD_ML_MAX_CODE + 1];
+    uint8_t nbExtra[GLYD_ML_MAX_CODE + 1];
     glyd_seqDEntry* const e = t->entry + kFieldAt[k];
     uint32_t u;
-    glyd_fseBuildDTable(&dt, norm, maxSymbol, tableLog);
-    for (u = 0; u < (1u << tableLog); u++) {
-        e[u].next = (int16_t)((int)dt.table[u].newState - (int)u);
-        e[u].nbBits = dt.table[u].nbBits;
-        code_value(k, dt.table[u].symbol, &e[u].base, &e[u].nbExtra);
+    unsigned s;
+    assert(maxSymbol <= GLYD_ML_MAX_CODE);
+    glyd_fseSpread(tableSymbol, norm, maxSymbol, tableLog);
+    for (s = 0; s <= maxSymbol; s++) {
+        next[s] = (uint32_t)norm[s];
+        code_value(k, s, &base[s], &nbExtra[s]);
+    }
+    for (u = 0; u < size; u++) {
+        unsigned const sym = tableSymbol[u];
+        uint32_t const x = next[sym]++;
+        unsigned const nbBits = tableLog - glyd_highbit32(x);
+        e[u].next = (int16_t)((int)((x << nbBits) - size) - (int)u);
+        e[u].nbBits = (uint8_t)nbBits;
+        e[u].nbExtra = nbExtra[sym];
+        e[u].base = base[sym];
     }
     t->tableLog[k] = tableLog;
     t->valid[k] = 1;
