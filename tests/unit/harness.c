@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "glyd.h"
 #include "harness.h"
 
 #define MAX_TESTS 512
@@ -129,4 +130,23 @@ int main(int argc, char** argv)
     if (skipped) printf(", %d skipped", skipped);
     printf("\n");
     return failed ? 1 : 0;
+}
+
+uint8_t* test_compress(const uint8_t* src, size_t n, int level, int workers, int segLog, int blockLog,
+                       size_t* outSize)
+{
+    glyd_CCtx* const c = glyd_createCCtx();
+    size_t const cap = glyd_compressBound(n);
+    uint8_t* const dst = (uint8_t*)malloc(cap);
+    size_t r;
+    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level));
+    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_nbWorkers, workers));
+    if (segLog) CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_segmentLog, segLog));
+    if (blockLog) CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_blockLog, blockLog));
+    r = glyd_compress2(c, dst, cap, src, n);
+    CHECK_OK(r);
+    CHECK(glyd_isError(r) || r <= GLYD_COMPRESSBOUND(n));
+    glyd_freeCCtx(c);
+    *outSize = glyd_isError(r) ? 0 : r;
+    return dst;
 }

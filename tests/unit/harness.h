@@ -65,6 +65,13 @@ uint8_t* read_file(const char* path, size_t* size);
  * fills paths[] (caller frees each). */
 int corpus_files(const char* folder, char** paths, int max);
 
+/* Compresses src into one frame through the public API at `level`, with
+ * `workers` threads and, when not 0, segmentLog and blockLog; checks the
+ * result against the compress bound. Returns a malloc'd frame and its size
+ * in *outSize (0 on failure, which is reported). */
+uint8_t* test_compress(const uint8_t* src, size_t n, int level, int workers, int segLog, int blockLog,
+                       size_t* outSize);
+
 /* Deterministic pseudo-random bytes (xorshift), for generated inputs. */
 typedef struct { uint64_t s; } test_rng;
 uint64_t rng_next(test_rng* r);

@@ -11,24 +11,6 @@
 /* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static uint8_t* compress_fast(const uint8_t* src, size_t n, int level, int workers, int segLog, int blockLog,
-                              size_t* outSize)
-{
-    glyd_CCtx* const c = glyd_createCCtx();
-    size_t const cap = glyd_compressBound(n);
-    uint8_t* const dst = (uint8_t*)malloc(cap);
-    size_t r;
-    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level));
-    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_nbWorkers, workers));
-    if (segLog) CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_segmentLog, segLog));
-    if (blockLog) CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_blockLog, blockLog));
-    r = glyd_compress2(c, dst, cap, src, n);
-    CHECK_OK(r);
-    glyd_freeCCtx(c);
-    *outSize = glyd_isError(r) ? 0 : r;
-    return dst;
-}
-
 /* Decodes one-shot into a buffer of exactly n bytes (no slack for wide
  * copies), with `workers` threads. */
 static int one_shot_gives(const uint8_t* frame, size_t size, const uint8_t* src, size_t n, int workers)
@@ -115,7 +97,7 @@ TEST(fast_block_corpus_round_trips)
             uint8_t* const src = read_file(paths[i], &n);
             for (l = 0; src && l < nbLevels; l++) {
                 unsigned segs;
-                uint8_t* const f = compress_fast(src, n, levels[l], 0, 0, 0, &size);
+                uint8_t* const f = test_compress(src, n, levels[l], 0, 0, 0, &size);
                 int const ok = one_shot_gives(f, size, src, n, 0);
                 if (!ok) fprintf(stderr, "    %s at --fast=%d\n", paths[i], -levels[l]);
                 CHECK(ok);
@@ -137,7 +119,7 @@ TEST(fast_block_is_used_and_beats_raw_on_text)
     uint8_t* const src = corpus_file("text", "alice29.txt", &n);
     uint8_t* f;
     if (!src) return;
-    f = compress_fast(src, n, -1, 0, 0, 0, &size);
+    f = test_compress(src, n, -1, 0, 0, 0, &size);
     CHECK(block_types(f, size, &segs) & (1u << GLYD_BLOCK_FAST));
     CHECK(size < n * 2 / 3);
     CHECK(one_shot_gives(f, size, src, n, 0));
@@ -162,25 +144,25 @@ TEST(fast_block_edge_cases)
         for (i = 150; i < 300; i++) buf[i] = (uint8_t)("abcabcabd"[i % 9]);
         for (n = 0; n <= 300; n++) {
             const uint8_t* const src = n <= 150 ? buf : buf + 300 - n;
-            f = compress_fast(src, n, level, 0, 0, 0, &size);
+            f = test_compress(src, n, level, 0, 0, 0, &size);
             if (!one_shot_gives(f, size, src, n, 0)) ok = 0;
             free(f);
         }
         CHECK(ok);
         /* incompressible: stored raw, within the bound */
         rng_fill(&r, buf, big);
-        f = compress_fast(buf, big, level, 0, 0, 0, &size);
+        f = test_compress(buf, big, level, 0, 0, 0, &size);
         CHECK(size <= GLYD_COMPRESSBOUND(big));
         CHECK(one_shot_gives(f, size, buf, big, 0));
         free(f);
         /* all zeros, and zeros with a little noise (long matches at offset 1) */
         memset(buf, 0, big);
-        f = compress_fast(buf, big, level, 0, 0, 0, &size);
+        f = test_compress(buf, big, level, 0, 0, 0, &size);
         CHECK(size < 200);
         CHECK(one_shot_gives(f, size, buf, big, 0));
         free(f);
         for (i = 0; i < big; i += 4093) buf[i] = (uint8_t)rng_next(&r);
-        f = compress_fast(buf, big, level, 0, 0, 0, &size);
+        f = test_compress(buf, big, level, 0, 0, 0, &size);
         CHECK(size < big / 100);
         CHECK(one_shot_gives(f, size, buf, big, 0));
         CHECK(stream_gives(f, size, buf, big, 777));
@@ -190,7 +172,7 @@ TEST(fast_block_edge_cases)
         rng_fill(&r, buf, 200000);
         memcpy(buf + 200000, buf, 200000);
         memcpy(buf + 400000, buf + 1000, 300000);
-        f = compress_fast(buf, 700000, level, 0, 0, 0, &size);
+        f = test_compress(buf, 700000, level, 0, 0, 0, &size);
         CHECK(one_shot_gives(f, size, buf, 700000, 0));
         CHECK(stream_gives(f, size, buf, 700000, 65536));
         free(f);
@@ -198,11 +180,11 @@ TEST(fast_block_edge_cases)
             size_t tn, single;
             uint8_t* const text = corpus_file("text", "alice29.txt", &tn);
             if (text && 2 * tn <= 3 * big) {
-                f = compress_fast(text, tn, level, 0, 0, 0, &single);
+                f = test_compress(text, tn, level, 0, 0, 0, &single);
                 free(f);
                 memcpy(buf, text, tn);
                 memcpy(buf + tn, text, tn);
-                f = compress_fast(buf, 2 * tn, level, 0, 0, 0, &size);
+                f = test_compress(buf, 2 * tn, level, 0, 0, 0, &size);
                 CHECK(size < single + single / 2);
                 CHECK(one_shot_gives(f, size, buf, 2 * tn, 0));
                 free(f);
@@ -214,13 +196,13 @@ TEST(fast_block_edge_cases)
             rng_fill(&r, buf + i, 700);
             memcpy(buf + i + 700, buf + (i >= 5000 ? i - 5000 : 0), 300);
         }
-        f = compress_fast(buf, i, level, 0, 0, 0, &size);
+        f = test_compress(buf, i, level, 0, 0, 0, &size);
         CHECK(one_shot_gives(f, size, buf, i, 0));
         free(f);
         /* maximum lengths: a whole 1 MiB block of a short period (one match
          * as long as the block, and its 4-byte extra length) */
         for (i = 0; i < big; i++) buf[i] = (uint8_t)("0123456789abcdefg"[i % 17]);
-        f = compress_fast(buf, big, level, 0, -1, 20, &size);
+        f = test_compress(buf, big, level, 0, -1, 20, &size);
         CHECK(size < 1000); /* a larger acceleration probes sparsely: more literals */
         CHECK(one_shot_gives(f, size, buf, big, 0));
         CHECK(stream_gives(f, size, buf, big, 1 << 16));
@@ -237,7 +219,7 @@ TEST(fast_block_segments_on_workers)
     int l;
     if (!src) return;
     for (l = 1; l <= 4; l += 3) {
-        uint8_t* const f = compress_fast(src, n, -l, 2, 16, 0, &size);
+        uint8_t* const f = test_compress(src, n, -l, 2, 16, 0, &size);
         unsigned const types = block_types(f, size, &segs);
         CHECK(types & (1u << GLYD_BLOCK_FAST));
         CHECK(segs >= n >> 16);
@@ -254,7 +236,7 @@ TEST(fast_block_segments_on_workers)
         free(f);
         /* the same frame written by one thread decodes on two */
         {
-            uint8_t* const g = compress_fast(src, n, -l, 0, 16, 0, &size);
+            uint8_t* const g = test_compress(src, n, -l, 0, 16, 0, &size);
             CHECK(one_shot_gives(g, size, src, n, 2));
             free(g);
         }
@@ -587,7 +569,7 @@ TEST(fast_block_every_byte_corrupted)
     unsigned segs;
     if (!text) return;
     n = harness_quick() ? 2500 : 6000;
-    f = compress_fast(text, n, -1, 0, 0, 12, &size);
+    f = test_compress(text, n, -1, 0, 0, 12, &size);
     CHECK(block_types(f, size, &segs) & (1u << GLYD_BLOCK_FAST));
     g = (uint8_t*)malloc(size);
     for (i = 0; i < size; i++) {

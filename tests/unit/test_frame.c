@@ -11,25 +11,6 @@
 /* Helpers                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Compresses with the given settings; returns a malloc'd frame. */
-static uint8_t* compress_with(const uint8_t* src, size_t n, int level, int workers, int segLog,
-                              size_t* outSize)
-{
-    glyd_CCtx* const c = glyd_createCCtx();
-    size_t const cap = glyd_compressBound(n);
-    uint8_t* const dst = (uint8_t*)malloc(cap);
-    size_t r;
-    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level));
-    CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_nbWorkers, workers));
-    if (segLog) CHECK_OK(glyd_CCtx_setParameter(c, glyd_c_segmentLog, segLog));
-    r = glyd_compress2(c, dst, cap, src, n);
-    CHECK_OK(r);
-    CHECK(glyd_isError(r) || r <= GLYD_COMPRESSBOUND(n));
-    glyd_freeCCtx(c);
-    *outSize = glyd_isError(r) ? 0 : r;
-    return dst;
-}
-
 /* One-shot decompression must give back exactly src. */
 static int decodes_to(const uint8_t* frame, size_t size, const uint8_t* src, size_t n, int workers)
 {
@@ -125,7 +106,7 @@ static void corpus_round_trip(const char* folder, const int* levels, int nbLevel
         size_t n, c;
         uint8_t* const data = read_file(paths[i], &n);
         for (l = 0; data && l < nbLevels; l++) {
-            uint8_t* const frame = compress_with(data, n, levels[l], 0, 0, &c);
+            uint8_t* const frame = test_compress(data, n, levels[l], 0, 0, 0, &c);
             int const ok = decodes_to(frame, c, data, n, 0);
             if (!ok) fprintf(stderr, "    %s at level %d\n", paths[i], levels[l]);
             CHECK(ok);
@@ -175,7 +156,7 @@ TEST(small_inputs_every_size)
            150);
     for (n = 0; n <= sizeof src; n++) {
         size_t c;
-        uint8_t* const frame = compress_with(src + sizeof src - n, n, 3, 0, 0, &c);
+        uint8_t* const frame = test_compress(src + sizeof src - n, n, 3, 0, 0, 0, &c);
         if (!decodes_to(frame, c, src + sizeof src - n, n, 0)) ok = 0;
         if (!stream_decodes_to(frame, c, src + sizeof src - n, n, 7, 5, n)) ok = 0;
         free(frame);
@@ -212,7 +193,7 @@ TEST(incompressible_data_stays_within_bound)
     size_t c;
     uint8_t* frame;
     rng_fill(&r, src, n);
-    frame = compress_with(src, n, 3, 0, 0, &c);
+    frame = test_compress(src, n, 3, 0, 0, 0, &c);
     CHECK(c <= GLYD_COMPRESSBOUND(n));
     CHECK(c > n); /* stored, with a little framing */
     CHECK(decodes_to(frame, c, src, n, 0));
@@ -521,8 +502,8 @@ TEST(concatenated_and_skippable_frames)
     uint8_t *fa, *fb, *all, *expect, *out;
     uint8_t skip[100];
     if (!a || !b) { free(a); free(b); return; }
-    fa = compress_with(a, n1, 1, 0, 0, &c1);
-    fb = compress_with(b, n2, 9, 0, 0, &c2);
+    fa = test_compress(a, n1, 1, 0, 0, 0, &c1);
+    fb = test_compress(b, n2, 9, 0, 0, 0, &c2);
     all = (uint8_t*)malloc(c1 + c2 + 200);
     memcpy(all, fa, c1); pos = c1;
     CHECK(glyd_writeSkippableFrame(all + pos, 200, "metadata", 8, 3) == 16);
@@ -552,7 +533,7 @@ TEST(frame_queries)
     uint8_t* frame;
     glyd_frameInfo fi;
     if (!data) return;
-    frame = compress_with(data, n, 3, 0, 0, &c);
+    frame = test_compress(data, n, 3, 0, 0, 0, &c);
     CHECK(glyd_getFrameContentSize(frame, c) == n);
     CHECK(glyd_getFrameContentSize(frame, 5) == GLYD_CONTENTSIZE_ERROR);
     CHECK(glyd_getFrameContentSize("nope-not-a-frame", 16) == GLYD_CONTENTSIZE_ERROR);
@@ -581,8 +562,8 @@ TEST(segments_threads_and_random_access)
     int i, ok = 1;
     if (!data) return;
     /* one thread or several: the same bytes */
-    st = compress_with(data, n, 3, 0, 17, &cST);
-    mt = compress_with(data, n, 3, 2, 17, &cMT);
+    st = test_compress(data, n, 3, 0, 17, 0, &cST);
+    mt = test_compress(data, n, 3, 2, 17, 0, &cMT);
     CHECK(cST == cMT && memcmp(st, mt, cST) == 0);
     c = glyd_findFrameCompressedSize(st, cST);
     CHECK(c < cST); /* a seek table follows the frame */
@@ -612,7 +593,7 @@ TEST(segments_threads_and_random_access)
     free(st);
     free(mt);
     /* an unsegmented frame: only from the start */
-    st = compress_with(data, n, 1, 0, -1, &cST);
+    st = test_compress(data, n, 1, 0, -1, 0, &cST);
     CHECK(glyd_decompressRange(d, out, 1000, st, cST, 0) == 1000);
     CHECK(memcmp(out, data, 1000) == 0);
     CHECK_ERR(glyd_decompressRange(d, out, 1000, st, cST, 5), GLYD_error_seekTable_missing);
@@ -781,9 +762,9 @@ static uint8_t* hostile_sample(int kind, size_t* n, size_t* c)
     size_t i;
     for (i = 0; i < 4096; i++) src[i] = (uint8_t)text[(i * 7 / 5) % (sizeof text - 1)];
     switch (kind) {
-    case 0: *n = 1500; frame = compress_with(src, *n, 1, 0, 0, c); break;
-    case 1: *n = 2500; frame = compress_with(src, *n, 9, 0, 0, c); break;
-    case 2: memset(src + 1000, 'z', 3000); *n = 4096; frame = compress_with(src, *n, 3, 0, 0, c); break;
+    case 0: *n = 1500; frame = test_compress(src, *n, 1, 0, 0, 0, c); break;
+    case 1: *n = 2500; frame = test_compress(src, *n, 9, 0, 0, 0, c); break;
+    case 2: memset(src + 1000, 'z', 3000); *n = 4096; frame = test_compress(src, *n, 3, 0, 0, 0, c); break;
     default: {
         /* segmented with tiny blocks, so that a small frame has many */
         glyd_CCtx* const cc = glyd_createCCtx();
@@ -878,7 +859,7 @@ TEST(single_lane_frames_still_decode)
         CHECK_ERR(glyd_decompress(out, sizeof out, frame, fn), GLYD_error_checksum_wrong);
         frame[fn - 1] ^= 0x20;
         /* frames written now: two lanes, XXH3 */
-        now = compress_with(data, 16384, 3, 0, 0, &c);
+        now = test_compress(data, 16384, 3, 0, 0, 0, &c);
         CHECK(c != fn || memcmp(now, frame, c) != 0);
         CHECK(decodes_to(now, c, data, 16384, 0));
         CHECK(glyd_getFrameInfo(&fi, now, c) == c && fi.hasChecksum == 2);
