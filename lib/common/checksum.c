@@ -2,13 +2,12 @@
  * XXH3 chosen at run time where the CPU has it. */
 #include "common.h"
 
-/* Whether XXH3 goes through checksum_avx2.c: decided once per process. */
+/* Whether XXH3 goes through checksum_avx2.c. Asked on each call (a read of
+ * what the runtime learnt at start-up): no cache for threads to race on. */
 static int use_avx2(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
-    static int cached = -1;
-    if (cached < 0) cached = glyd_xxh3Avx2Built() && __builtin_cpu_supports("avx2");
-    return cached;
+    return glyd_xxh3Avx2Built() && __builtin_cpu_supports("avx2");
 #else
     return 0;
 #endif

@@ -259,21 +259,12 @@ GLYD_FORCE_INLINE uint64_t glyd_bitPeekFast(const glyd_bitReader* br, unsigned n
 }
 GLYD_FORCE_INLINE void glyd_bitSkip(glyd_bitReader* br, unsigned nb) { br->consumed += nb; }
 
-/* Reads nb bits (0..63) when at least nb unread bits are loaded (the
- * caller knows consumed + nb <= 64): no branch, no masking. */
-GLYD_FORCE_INLINE uint64_t glyd_bitReadFast(glyd_bitReader* br, unsigned nb)
-{
-    uint64_t const v = ((br->bits << br->consumed) >> 1) >> (63 - nb);
-    assert(br->consumed + nb <= 64);
-    br->consumed += nb;
-    return v;
-}
-
 /* The nb (0..63) bits that follow the first `consumed` bits of a 64-bit
- * container read from the top, consumed + nb <= 64: glyd_bitReadFast on
- * values a loop holds in registers. */
+ * container read from the top, when consumed + nb <= 64: no branch, no
+ * masking, and on values a loop holds in registers. */
 GLYD_FORCE_INLINE uint64_t glyd_bitsTop(uint64_t bits, unsigned consumed, unsigned nb)
 {
+    assert(consumed + nb <= 64);
     return ((bits << consumed) >> 1) >> (63 - nb);
 }
 
