@@ -242,8 +242,8 @@ GLYD_FORCE_INLINE void exec_fast(uint8_t* op, const uint8_t* lits, size_t ll, si
 {
     uint8_t* const mop = op + ll;
     glyd_copy16(op, lits);
-    if (GLYD_UNLIKELY(ll > 16)) glyd_wildcopy16(op + 16, lits + 16, ll - 16);
-    if (GLYD_LIKELY(offset >= 16)) glyd_wildcopy16(mop, mop - offset, ml);
+    if (GLYD_UNLIKELY(ll > 16)) glyd_wildcopy32(op + 16, lits + 16, ll - 16);
+    if (GLYD_LIKELY(offset >= 16)) glyd_wildcopy32(mop, mop - offset, ml);
     else glyd_copyShortOffset(mop, offset, ml);
 }
 

@@ -46,6 +46,24 @@ GLYD_FORCE_INLINE void glyd_wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
     } while (d < e);
 }
 
+/* Copies n > 0 bytes: 16, then 32 at a time, so that a long match takes
+ * half the loop's branches. May write up to 31 bytes past d + n and read as
+ * far past s + n. Source and destination must be >= 16 apart. */
+GLYD_FORCE_INLINE void glyd_wildcopy32(uint8_t* d, const uint8_t* s, size_t n)
+{
+    uint8_t* const e = d + n;
+    glyd_copy16(d, s);
+    if (n <= 16) return;
+    d += 16;
+    s += 16;
+    do {
+        glyd_copy16(d, s);
+        glyd_copy16(d + 16, s + 16);
+        d += 32;
+        s += 32;
+    } while (d < e);
+}
+
 /* A match of ml bytes at offset 1..15, copied with wide moves: the pattern
  * is doubled until the distance reaches 16. Writes up to 15 bytes past
  * op + ml. */
