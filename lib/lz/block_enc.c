@@ -179,6 +179,13 @@ static void correct_indices(glyd_lzCCtx* zc, const uint8_t* src)
 /* Literals                                                                 */
 /* ------------------------------------------------------------------------ */
 
+/* How many more bytes (or bits) than `size` a repeated table may cost and
+ * still be preferred to a fresh one. */
+static size_t slack(size_t size, unsigned repeatSlack)
+{
+    return repeatSlack && size != SIZE_MAX ? size >> repeatSlack : 0;
+}
+
 /* Writes the literals section; *newTable is set when a fresh Huffman table
  * was written into the spare slot. Returns its size, or 0 if cap is short. */
 static size_t encode_literals(glyd_lzCCtx* zc, uint8_t* dst, size_t cap,
@@ -215,7 +222,8 @@ static size_t encode_literals(glyd_lzCCtx* zc, uint8_t* dst, size_t cap,
         best = GLYD_MIN(freshBytes, repeatBytes);
         /* Huffman must save a little to be worth its slower decoding */
         if (best < n - (n >> 6) - 2) {
-            int const useFresh = freshBytes < repeatBytes;
+            int const useFresh = repeatBytes == SIZE_MAX ||
+                                 freshBytes + slack(freshBytes, zc->p.repeatSlack) < repeatBytes;
             const glyd_hufCTable* const ct = useFresh ? fresh : &zc->huf[zc->hufCur];
             size_t pos = hdr + 3; /* room for the compressed size's varint */
             size_t written, csize, vs;
@@ -287,7 +295,8 @@ static unsigned choose_table(glyd_lzCCtx* zc, unsigned k, fse_choice* ch, uint8_
         if (!GLYD_IS_ERROR(freshDesc))
             freshBits = glyd_fseCost(count, maxSymbol, f->norm[spare], maxSymbol, freshLog) + 8 * freshDesc;
     }
-    if (repeatBits != SIZE_MAX && repeatBits <= predefBits && repeatBits <= freshBits) {
+    if (repeatBits != SIZE_MAX && repeatBits <= predefBits &&
+        repeatBits <= freshBits + slack(freshBits, zc->p.repeatSlack)) {
         ch->kind = f->kind;
         ch->slot = f->cur;
         ch->table = f->kind == KIND_PREDEF ? &zc->predef[k] : &f->fresh[f->cur];

@@ -243,6 +243,10 @@ typedef struct {
     unsigned targetLength;/* a match this long ends the search (bt: and is taken
                            * without looking at the positions it covers) */
     unsigned acceleration;/* fast: step growth on misses (1 = normal) */
+    unsigned repeatSlack; /* the previous block's entropy tables are used again
+                           * unless fresh ones save more than 1/2^repeatSlack of
+                           * their bits (0: whenever they are cheaper): a table
+                           * the decoder need not build */
 } glyd_lzParams;
 
 /* Parameters for a level (negative = --fast=N). srcSizeHint (0 = unknown)
