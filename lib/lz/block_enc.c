@@ -457,6 +457,7 @@ void glyd_lzCountCodes(glyd_lzCCtx* zc, const uint8_t* src, size_t srcSize, glyd
     memcpy(rep, zc->rep, sizeof(rep));
     ss->nbSeq = 0;
     ss->nbLits = 0;
+    ss->srcEnd = src + srcSize;
     lastLits = parse_block(zc, rep, src, srcSize);
     memcpy(ss->lits + ss->nbLits, src + srcSize - lastLits, lastLits);
     ss->nbLits += lastLits;
@@ -729,6 +730,7 @@ size_t glyd_lzCompressBlock(glyd_lzCCtx* zc, void* dst, size_t cap,
     memcpy(rep, zc->rep, sizeof(rep));
     ss->nbSeq = 0;
     ss->nbLits = 0;
+    ss->srcEnd = src + srcSize;
     zc->nbParts = 0;
     zc->nextPart = 0;
     if ((size_t)(src + srcSize - zc->ms.base) > (3u << 30)) correct_indices(zc, src);

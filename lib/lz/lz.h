@@ -155,8 +155,10 @@ typedef struct {
     glyd_seq* seqs;
     size_t nbSeq;
     size_t maxSeq;
-    uint8_t* lits;
+    uint8_t* lits;         /* GLYD_WILDCOPY_OVERLENGTH bytes of slack after the block's */
     size_t nbLits;
+    const uint8_t* srcEnd; /* the block's end: literals 16 bytes or more before it
+                            * are copied 16 bytes at a time */
 } glyd_seqStore;
 
 /* Appends a sequence: litLength literals from `literals`, then a match. */
@@ -165,7 +167,9 @@ GLYD_FORCE_INLINE void glyd_storeSeq(glyd_seqStore* ss, size_t litLength, const 
 {
     assert(ss->nbSeq < ss->maxSeq);
     assert(matchLength >= GLYD_MINMATCH);
-    memcpy(ss->lits + ss->nbLits, literals, litLength);
+    /* most runs are short: one wide move instead of a call */
+    if (litLength <= 16 && ss->srcEnd - literals >= 16) glyd_copy16(ss->lits + ss->nbLits, literals);
+    else memcpy(ss->lits + ss->nbLits, literals, litLength);
     ss->nbLits += litLength;
     ss->seqs[ss->nbSeq].litLength = (uint32_t)litLength;
     ss->seqs[ss->nbSeq].matchLength = (uint32_t)matchLength;
