@@ -78,6 +78,8 @@ typedef enum {
     GLYD_error_safetensors_invalid           = 92,
     GLYD_error_pack_invalid                  = 94, /* not a packed model, or a damaged one */
     GLYD_error_content_mismatch              = 96, /* verification found a difference */
+    GLYD_error_model_unsupported             = 98, /* an architecture or setting the engine lacks */
+    GLYD_error_model_invalid                 = 100,/* a tensor missing or of the wrong shape */
     GLYD_error_maxCode                       = 120
 } glyd_ErrorCode;
 
@@ -530,6 +532,60 @@ typedef size_t (*glyd_writeFunction)(void* opaque, const void* data, size_t size
  *  checksum on the way. Returns the file's size or an error. */
 GLYD_API size_t glyd_modelExtractFile(const glyd_model* model, size_t file, glyd_writeFunction write,
                                       void* opaque, unsigned nbThreads);
+
+/* ------------------------------------------------------------------------ */
+/* The engine                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Dense decoder models as Hugging Face defines them (LlamaForCausalLM,
+ * Qwen2ForCausalLM, Qwen3ForCausalLM), run on the CPU with their bf16
+ * weights kept in the tensor codec: each matrix is decoded a few rows at a
+ * time, just before those rows are multiplied. Sums are in fp32. The logits
+ * are bit-identical to those of the same engine on the plain bf16 weights
+ * (glyd_llmParams.plainWeights), since both sum in the same order. */
+
+typedef struct glyd_llm_s glyd_llm;
+
+typedef struct {
+    unsigned nbThreads;              /* 0: every core */
+    unsigned long long contextLength;/* positions the KV cache holds; 0: the model's own */
+    int kvF32;                       /* 1: keys and values cached in fp32; 0: bf16 */
+    /* A Hugging Face folder's weights: 0 = coded in memory at load (packed
+     * on the fly), 1 = used as they are (bf16, mapped). Packed models are
+     * always coded. */
+    int plainWeights;
+    /* progress of coding a folder's weights at load; may be NULL */
+    void (*progress)(void* opaque, unsigned long long done, unsigned long long total);
+    void* opaque;
+    /* when not NULL: receives a one-line reason on error */
+    char* message;
+    size_t messageCapacity;
+} glyd_llmParams;
+
+typedef struct {
+    const char* architecture;        /* "LlamaForCausalLM", ... */
+    unsigned vocabSize, nbLayers, hiddenSize, nbHeads, nbKvHeads, headDim;
+    unsigned long long contextLength;/* the cache's */
+    unsigned long long maxPositions; /* the model's */
+    unsigned long long weightBytes;  /* weights as held in memory */
+    unsigned long long weightBytesBf16; /* the same weights in bf16 */
+    unsigned long long kvBytes;      /* the KV cache */
+    long long bosToken, eosToken;    /* -1 when the config has none */
+} glyd_llmInfo;
+
+/** Opens a model: a Hugging Face folder (config.json and safetensors
+ *  files) or a packed model. params may be NULL. Returns NULL on failure,
+ *  with *error set (and params->message, if any). */
+GLYD_API glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* params, size_t* error);
+GLYD_API void glyd_llmClose(glyd_llm* llm);
+GLYD_API size_t glyd_llmGetInfo(const glyd_llm* llm, glyd_llmInfo* info);
+
+/** Runs tokens[0..n) at positions pos..pos+n-1, after the pos tokens the
+ *  cache already holds (pos = 0 starts afresh). Writes the last token's
+ *  logits to logits (vocabSize floats), or every token's when allLogits is
+ *  1 (n x vocabSize). Returns 0 or an error. */
+GLYD_API size_t glyd_llmForward(glyd_llm* llm, const int* tokens, size_t n, size_t pos, float* logits,
+                                int allLogits);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,8 @@ const char* glyd_getErrorString(glyd_ErrorCode code)
     case GLYD_error_safetensors_invalid: return "Invalid safetensors file";
     case GLYD_error_pack_invalid: return "Not a packed model, or a damaged one";
     case GLYD_error_content_mismatch: return "Contents differ from the source";
+    case GLYD_error_model_unsupported: return "Model architecture or setting not supported";
+    case GLYD_error_model_invalid: return "Model tensors missing or of the wrong shape";
     case GLYD_error_maxCode:
     default: return "Unspecified error code";
     }

@@ -121,6 +121,12 @@ void glyd_unmapFile(glyd_mappedFile* f);
 /* glyd_modelOpen over bytes in memory (which outlive the model). */
 glyd_model* glyd_modelOpenBytes(const void* data, size_t size, const glyd_packParams* params, size_t* error);
 
+/* A tensor's bytes as stored in the packed file (*blob points into the
+ * mapping): returns its codec, 0 raw (the original bytes), 1 a frame, 2 a
+ * tensor blob; -1 for an index out of range. */
+int glyd_modelTensorStored(const glyd_model* model, size_t file, size_t tensor, const uint8_t** blob,
+                           size_t* size);
+
 /* Formats the one-line reason of a failure into params->message. */
 void glyd_packMessage(const glyd_packParams* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

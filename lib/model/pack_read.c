@@ -336,6 +336,17 @@ size_t glyd_modelGetTensor(const glyd_model* model, size_t file, size_t tensor, 
     return 0;
 }
 
+int glyd_modelTensorStored(const glyd_model* model, size_t file, size_t tensor, const uint8_t** blob,
+                           size_t* size)
+{
+    const model_tensor* t;
+    if (file >= model->nbFiles || tensor >= model->files[file].nbTensors) return -1;
+    t = &model->files[file].tensors[tensor];
+    *blob = model->data + t->offset;
+    *size = (size_t)t->stored;
+    return t->codec;
+}
+
 /* Decodes a blob of codec `codec` holding `size` original bytes. */
 static size_t decode_blob(const glyd_model* m, int codec, uint64_t offset, uint64_t stored, void* dst,
                           size_t size, unsigned nbThreads)

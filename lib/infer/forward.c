@@ -1,0 +1,735 @@
+/*
+ * forward.c: a model opened from a Hugging Face folder or a packed model,
+ * its KV cache, and the forward pass, readable top to bottom:
+ *
+ *   x = embed[token]
+ *   for each layer:
+ *     h = rmsnorm(x) ; q, k, v = Wq h (+bq), Wk h (+bk), Wv h (+bv)
+ *     (Qwen3: rmsnorm of each head of q and k) ; rope(q, k) ; cache k, v
+ *     x += Wo attention(q, cached k, cached v)      (grouped-query heads)
+ *     h = rmsnorm(x) ; x += Wdown (silu(Wgate h) * Wup h)
+ *   logits = lm_head rmsnorm(x)
+ *
+ * Everything is fp32 but the weights (bf16, usually coded) and, by default,
+ * the cache (bf16). Prompts run a token at a time.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "infer.h"
+
+struct glyd_llm_s {
+    glyd_llmConfig cfg;
+    char arch[64];
+    /* where the weights live */
+    glyd_model* packed;
+    glyd_mappedFile* maps;      /* folder: each safetensors file, mapped */
+    glyd_safetensors* sts;
+    size_t nbMaps;              /* allocated entries of maps */
+    size_t nbSt;                /* entries of sts parsed */
+    int plain;
+    /* weights */
+    glyd_matrix embed;          /* (vocab, dim) */
+    glyd_matrix head;           /* (vocab, dim); unused when tied */
+    float* finalNorm;           /* (dim) */
+    glyd_layer* layers;         /* (nbLayers) */
+    unsigned long long weightBytes, weightBf16;
+    /* running */
+    unsigned nbThreads;
+    glyd_pool* pool;
+    glyd_decodeScratch* scratch;/* (nbThreads) */
+    unsigned long long ctx;
+    int kvF32;
+    void* kCache;               /* (nbLayers, ctx, nbKvHeads * headDim), fp32 or bf16 */
+    void* vCache;
+    float *x, *xb, *xb2;        /* (dim) */
+    float *q, *att;             /* (nbHeads * headDim), (nbHeads * ctx) */
+    float *k, *v;               /* (nbKvHeads * headDim) */
+    float *hb, *hb2;            /* (hidden) */
+    float* invFreq;             /* (headDim / 2) */
+    float ropeScale;
+};
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static void say(const glyd_llmParams* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const glyd_llmParams* p, const char* fmt, ...)
+{
+    va_list ap;
+    if (!p || !p->message || !p->messageCapacity) return;
+    va_start(ap, fmt);
+    vsnprintf(p->message, p->messageCapacity, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Finding tensors                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const char* dtype;          /* as safetensors spells it */
+    unsigned ndim;
+    uint64_t shape[GLYD_ST_MAX_DIMS];
+    uint64_t nbElements;
+    const uint8_t* data;        /* folder: the bytes; packed: the stored blob */
+    size_t size;
+    int codec;                  /* -1 folder bytes; packed: 0 raw, 1 frame, 2 tensor blob */
+    size_t file, index;         /* packed: where */
+} tensor_ref;
+
+static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
+{
+    size_t f, i;
+    memset(t, 0, sizeof(*t));
+    if (m->packed) {
+        size_t const nbFiles = glyd_modelNbFiles(m->packed);
+        for (f = 0; f < nbFiles; f++) {
+            glyd_modelFileInfo fi;
+            glyd_modelGetFile(m->packed, f, &fi);
+            for (i = 0; i < fi.nbTensors; i++) {
+                glyd_modelTensorInfo ti;
+                unsigned d;
+                glyd_modelGetTensor(m->packed, f, i, &ti);
+                if (strcmp(ti.name, name) != 0) continue;
+                t->dtype = ti.dtype;
+                t->ndim = ti.ndim;
+                for (d = 0; d < ti.ndim; d++) t->shape[d] = ti.shape[d];
+                t->nbElements = ti.nbElements;
+                t->codec = glyd_modelTensorStored(m->packed, f, i, &t->data, &t->size);
+                t->file = f;
+                t->index = i;
+                return 1;
+            }
+        }
+        return 0;
+    }
+    for (f = 0; f < m->nbSt; f++) {
+        const glyd_safetensors* const st = &m->sts[f];
+        for (i = 0; i < st->nbTensors; i++) {
+            const glyd_stTensor* const s = &st->tensors[i];
+            unsigned d;
+            if (strcmp(s->name, name) != 0) continue;
+            t->dtype = glyd_stDtypeName(s->dtype);
+            t->ndim = s->ndim;
+            for (d = 0; d < s->ndim; d++) t->shape[d] = s->shape[d];
+            t->nbElements = s->nbElements;
+            t->data = st->base + st->dataStart + s->begin;
+            t->size = (size_t)(s->end - s->begin);
+            t->codec = -1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A matrix of the model, in the form the open asked for. */
+static size_t load_matrix(glyd_llm* m, const glyd_llmParams* p, glyd_matrix* w, const char* name,
+                          uint64_t rows, uint64_t cols, unsigned long long* done, unsigned long long total)
+{
+    tensor_ref t;
+    if (!find_tensor(m, name, &t)) {
+        say(p, "tensor %s is missing", name);
+        RETURN_ERROR(model_invalid, "missing tensor");
+    }
+    if (t.ndim != 2 || t.shape[0] != rows || t.shape[1] != cols) {
+        say(p, "tensor %s: shape [%llu, %llu] expected", name, (unsigned long long)rows, (unsigned long long)cols);
+        RETURN_ERROR(model_invalid, "tensor shape");
+    }
+    if (strcmp(t.dtype, "BF16") != 0) {
+        say(p, "tensor %s is %s: the engine takes bf16 weights", name, t.dtype);
+        RETURN_ERROR(model_unsupported, "weight dtype");
+    }
+    m->weightBf16 += rows * cols * 2;
+    switch (t.codec) {
+    case -1:
+        if (m->plain) {
+            glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
+        } else {
+            /* packed on the fly: the blob a packed model would hold */
+            size_t const cap = glyd_tensorCompressBound((size_t)(rows * cols), GLYD_DTYPE_BF16);
+            uint8_t* const blob = (uint8_t*)malloc(cap);
+            size_t r;
+            RETURN_ERROR_IF(!blob, memory_allocation, "weights");
+            r = glyd_tensorCompress(blob, cap, t.data, (size_t)(rows * cols), GLYD_DTYPE_BF16, (size_t)cols,
+                                    glyd_tensor_auto, m->nbThreads);
+            if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, r, rows, cols);
+            if (glyd_isError(r)) {
+                free(blob);
+                say(p, "tensor %s: %s", name, glyd_getErrorName(r));
+                return r;
+            }
+            w->ownedBlob = blob;
+        }
+        break;
+    case 0:
+        glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
+        break;
+    case 2:
+        FORWARD_IF_ERROR(glyd_matrixCoded(w, t.data, t.size, rows, cols));
+        break;
+    default: {
+        uint16_t* const plain = (uint16_t*)malloc((size_t)(rows * cols) * 2);
+        size_t r;
+        RETURN_ERROR_IF(!plain, memory_allocation, "weights");
+        r = glyd_modelReadTensor(m->packed, t.file, t.index, plain, (size_t)(rows * cols) * 2, m->nbThreads);
+        if (glyd_isError(r)) { free(plain); return r; }
+        glyd_matrixPlain(w, plain, rows, cols);
+        w->ownedPlain = plain;
+        break;
+    }
+    }
+    m->weightBytes += glyd_matrixBytes(w);
+    *done += rows * cols * 2;
+    if (p && p->progress) p->progress(p->opaque, *done, total);
+    return 0;
+}
+
+/* A vector (norm weights, biases) as floats; bf16 or fp32. */
+static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, const char* name, uint64_t n)
+{
+    tensor_ref t;
+    uint8_t* bytes = NULL;
+    const uint8_t* src;
+    size_t elem, i;
+    *out = NULL;
+    if (!find_tensor(m, name, &t)) {
+        say(p, "tensor %s is missing", name);
+        RETURN_ERROR(model_invalid, "missing tensor");
+    }
+    if (t.ndim != 1 || t.shape[0] != n) {
+        say(p, "tensor %s: shape [%llu] expected", name, (unsigned long long)n);
+        RETURN_ERROR(model_invalid, "tensor shape");
+    }
+    if (!strcmp(t.dtype, "BF16")) elem = 2;
+    else if (!strcmp(t.dtype, "F32")) elem = 4;
+    else {
+        say(p, "tensor %s is %s: bf16 or f32 expected", name, t.dtype);
+        RETURN_ERROR(model_unsupported, "vector dtype");
+    }
+    *out = (float*)malloc((size_t)n * sizeof(float));
+    RETURN_ERROR_IF(!*out, memory_allocation, "vector");
+    if (t.codec == -1 || t.codec == 0) {
+        src = t.data;
+    } else {
+        size_t r;
+        bytes = (uint8_t*)malloc((size_t)n * elem);
+        RETURN_ERROR_IF(!bytes, memory_allocation, "vector");
+        r = glyd_modelReadTensor(m->packed, t.file, t.index, bytes, (size_t)n * elem, 1);
+        if (glyd_isError(r)) { free(bytes); return r; }
+        src = bytes;
+    }
+    for (i = 0; i < n; i++) {
+        if (elem == 2) {
+            uint32_t const u = (uint32_t)glyd_read16(src + 2 * i) << 16;
+            memcpy(&(*out)[i], &u, 4);
+        } else {
+            uint32_t const u = glyd_read32(src + 4 * i);
+            memcpy(&(*out)[i], &u, 4);
+        }
+    }
+    m->weightBytes += (unsigned long long)n * elem;
+    m->weightBf16 += (unsigned long long)n * 2;
+    free(bytes);
+    return 0;
+}
+
+static int has_tensor(const glyd_llm* m, const char* name)
+{
+    tensor_ref t;
+    return find_tensor(m, name, &t);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Opening                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static size_t read_small_file(const char* path, char** text, size_t* size)
+{
+    glyd_mappedFile f;
+    FORWARD_IF_ERROR(glyd_mapFile(&f, path));
+    *text = (char*)malloc(f.size + 1);
+    if (*text) {
+        memcpy(*text, f.data, f.size);
+        (*text)[f.size] = 0;
+        *size = f.size;
+    }
+    glyd_unmapFile(&f);
+    RETURN_ERROR_IF(!*text, memory_allocation, "file");
+    return 0;
+}
+
+typedef struct { char* data; size_t size, cap; } grow_buf;
+
+static size_t grow_write(void* opaque, const void* data, size_t size)
+{
+    grow_buf* const b = (grow_buf*)opaque;
+    if (b->size + size + 1 > b->cap) {
+        size_t const cap = (b->size + size + 1) * 2;
+        char* const d = (char*)realloc(b->data, cap);
+        RETURN_ERROR_IF(!d, memory_allocation, "file");
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, data, size);
+    b->size += size;
+    b->data[b->size] = 0;
+    return 0;
+}
+
+/* config.json of the packed model. */
+static size_t packed_config(glyd_llm* m, char** text, size_t* size)
+{
+    size_t const n = glyd_modelNbFiles(m->packed);
+    size_t f;
+    for (f = 0; f < n; f++) {
+        glyd_modelFileInfo fi;
+        glyd_modelGetFile(m->packed, f, &fi);
+        if (!strcmp(fi.path, "config.json")) {
+            grow_buf b = { NULL, 0, 0 };
+            size_t const r = glyd_modelExtractFile(m->packed, f, grow_write, &b, 1);
+            if (glyd_isError(r)) { free(b.data); return r; }
+            if (!b.data) b.data = (char*)calloc(1, 1);
+            RETURN_ERROR_IF(!b.data, memory_allocation, "config");
+            *text = b.data;
+            *size = b.size;
+            return 0;
+        }
+    }
+    RETURN_ERROR(model_invalid, "no config.json");
+}
+
+static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
+
+/* Maps every safetensors file of the folder. */
+static size_t open_folder(glyd_llm* m, const glyd_llmParams* p, const char* dir)
+{
+    DIR* const d = opendir(dir);
+    struct dirent* e;
+    char** names = NULL;
+    size_t nb = 0, cap = 0, i;
+    size_t r = 0;
+    if (!d) {
+        say(p, "%s: cannot open the folder", dir);
+        RETURN_ERROR(io_failed, "folder");
+    }
+    while ((e = readdir(d)) != NULL) {
+        size_t const len = strlen(e->d_name);
+        if (len <= 12 || strcmp(e->d_name + len - 12, ".safetensors") != 0) continue;
+        if (nb == cap) {
+            char** const n2 = (char**)realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(char*));
+            if (!n2) { r = GLYD_ERROR(memory_allocation); break; }
+            names = n2;
+        }
+        names[nb] = (char*)malloc(strlen(dir) + len + 2);
+        if (!names[nb]) { r = GLYD_ERROR(memory_allocation); break; }
+        sprintf(names[nb], "%s/%s", dir, e->d_name);
+        nb++;
+    }
+    closedir(d);
+    if (!glyd_isError(r) && nb == 0) {
+        say(p, "%s: no .safetensors file", dir);
+        r = GLYD_ERROR(model_invalid);
+    }
+    if (!glyd_isError(r)) {
+        qsort(names, nb, sizeof(char*), cmp_str);
+        m->maps = (glyd_mappedFile*)calloc(nb, sizeof(glyd_mappedFile));
+        m->sts = (glyd_safetensors*)calloc(nb, sizeof(glyd_safetensors));
+        if (!m->maps || !m->sts) r = GLYD_ERROR(memory_allocation);
+        else m->nbMaps = nb;
+    }
+    for (i = 0; i < nb && !glyd_isError(r); i++) {
+        const char* why = "";
+        r = glyd_mapFile(&m->maps[i], names[i]);
+        if (glyd_isError(r)) { say(p, "%s: cannot read it", names[i]); break; }
+        r = glyd_stParse(&m->sts[i], m->maps[i].data, m->maps[i].size, &why);
+        if (glyd_isError(r)) { say(p, "%s: not a valid safetensors file: %s", names[i], why); break; }
+        m->nbSt = i + 1;
+    }
+    for (i = 0; i < nb; i++) free(names[i]);
+    free(names);
+    return r;
+}
+
+static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    uint64_t const qDim = (uint64_t)c->nbHeads * c->headDim, kvDim = (uint64_t)c->nbKvHeads * c->headDim;
+    unsigned long long done = 0, total;
+    unsigned l;
+    char name[128];
+    total = 2ULL * c->vocab * c->dim * (c->tied ? 1 : 2) +
+            2ULL * c->nbLayers * (c->dim * (qDim + 2 * kvDim) + qDim * c->dim + 3ULL * c->dim * c->hidden);
+    FORWARD_IF_ERROR(load_matrix(m, p, &m->embed, "model.embed_tokens.weight", c->vocab, c->dim, &done, total));
+    if (!c->tied && has_tensor(m, "lm_head.weight"))
+        FORWARD_IF_ERROR(load_matrix(m, p, &m->head, "lm_head.weight", c->vocab, c->dim, &done, total));
+    else if (!c->tied) {
+        say(p, "tensor lm_head.weight is missing (and tie_word_embeddings is false)");
+        RETURN_ERROR(model_invalid, "lm_head");
+    }
+    FORWARD_IF_ERROR(load_vector(m, p, &m->finalNorm, "model.norm.weight", c->dim));
+    m->layers = (glyd_layer*)calloc(c->nbLayers, sizeof(glyd_layer));
+    RETURN_ERROR_IF(!m->layers, memory_allocation, "layers");
+    for (l = 0; l < c->nbLayers; l++) {
+        glyd_layer* const L = &m->layers[l];
+#define NAME(fmt) (snprintf(name, sizeof name, "model.layers.%u." fmt, l), name)
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wq, NAME("self_attn.q_proj.weight"), qDim, c->dim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wk, NAME("self_attn.k_proj.weight"), kvDim, c->dim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wv, NAME("self_attn.v_proj.weight"), kvDim, c->dim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wo, NAME("self_attn.o_proj.weight"), c->dim, qDim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wGate, NAME("mlp.gate_proj.weight"), c->hidden, c->dim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wUp, NAME("mlp.up_proj.weight"), c->hidden, c->dim, &done, total));
+        FORWARD_IF_ERROR(load_matrix(m, p, &L->wDown, NAME("mlp.down_proj.weight"), c->dim, c->hidden, &done, total));
+        FORWARD_IF_ERROR(load_vector(m, p, &L->attnNorm, NAME("input_layernorm.weight"), c->dim));
+        FORWARD_IF_ERROR(load_vector(m, p, &L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim));
+        if (c->qkvBias) {
+            FORWARD_IF_ERROR(load_vector(m, p, &L->bq, NAME("self_attn.q_proj.bias"), qDim));
+            FORWARD_IF_ERROR(load_vector(m, p, &L->bk, NAME("self_attn.k_proj.bias"), kvDim));
+            FORWARD_IF_ERROR(load_vector(m, p, &L->bv, NAME("self_attn.v_proj.bias"), kvDim));
+        }
+        if (c->qkNorm) {
+            FORWARD_IF_ERROR(load_vector(m, p, &L->qNorm, NAME("self_attn.q_norm.weight"), c->headDim));
+            FORWARD_IF_ERROR(load_vector(m, p, &L->kNorm, NAME("self_attn.k_norm.weight"), c->headDim));
+        }
+#undef NAME
+    }
+    return 0;
+}
+
+static size_t alloc_state(glyd_llm* m)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    size_t const qDim = (size_t)c->nbHeads * c->headDim, kvDim = (size_t)c->nbKvHeads * c->headDim;
+    size_t const cacheElems = (size_t)c->nbLayers * (size_t)m->ctx * kvDim;
+    size_t const elem = m->kvF32 ? 4 : 2;
+    unsigned t, l;
+    m->kCache = calloc(cacheElems, elem);
+    m->vCache = calloc(cacheElems, elem);
+    m->x = (float*)calloc(c->dim, sizeof(float));
+    m->xb = (float*)calloc(GLYD_MAX((size_t)c->dim, qDim), sizeof(float));
+    m->xb2 = (float*)calloc(c->dim, sizeof(float));
+    m->q = (float*)calloc(qDim, sizeof(float));
+    m->k = (float*)calloc(kvDim, sizeof(float));
+    m->v = (float*)calloc(kvDim, sizeof(float));
+    m->att = (float*)calloc((size_t)c->nbHeads * (size_t)m->ctx, sizeof(float));
+    m->hb = (float*)calloc(c->hidden, sizeof(float));
+    m->hb2 = (float*)calloc(c->hidden, sizeof(float));
+    m->invFreq = (float*)calloc(c->headDim / 2, sizeof(float));
+    m->scratch = (glyd_decodeScratch*)calloc(m->nbThreads, sizeof(glyd_decodeScratch));
+    RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xb || !m->xb2 || !m->q || !m->k || !m->v ||
+                    !m->att || !m->hb || !m->hb2 || !m->invFreq || !m->scratch,
+                    memory_allocation, "model state");
+    glyd_ropeFrequencies(c, m->invFreq, &m->ropeScale);
+    for (t = 0; t < m->nbThreads; t++) {
+        FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->embed));
+        if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
+        for (l = 0; l < c->nbLayers; l++) {
+            glyd_layer const* const L = &m->layers[l];
+            const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
+            unsigned k;
+            for (k = 0; k < 7; k++) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], ws[k]));
+        }
+    }
+    if (m->nbThreads > 1) {
+        m->pool = glyd_poolCreate(m->nbThreads, glyd_defaultCMem);
+        RETURN_ERROR_IF(!m->pool, threads_unavailable, "engine threads");
+    }
+    return 0;
+}
+
+glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
+{
+    glyd_llm* const m = (glyd_llm*)calloc(1, sizeof(glyd_llm));
+    char* text = NULL;
+    size_t textSize = 0, r;
+    struct stat sb;
+    char why[256] = "";
+    *error = 0;
+    if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
+    m->nbThreads = p && p->nbThreads ? p->nbThreads : (unsigned)GLYD_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
+    if (m->nbThreads > 256) m->nbThreads = 256;
+    m->kvF32 = p ? p->kvF32 : 0;
+    m->plain = p ? p->plainWeights : 0;
+    if (stat(path, &sb) != 0) {
+        say(p, "%s: no such file or folder", path);
+        r = GLYD_ERROR(io_failed);
+    } else if (S_ISDIR(sb.st_mode)) {
+        char cfg[4096];
+        snprintf(cfg, sizeof cfg, "%s/config.json", path);
+        r = read_small_file(cfg, &text, &textSize);
+        if (glyd_isError(r)) say(p, "%s: no config.json in the folder", path);
+        else r = open_folder(m, p, path);
+    } else if (glyd_isPackedModel(path)) {
+        glyd_packParams pp;
+        memset(&pp, 0, sizeof(pp));
+        if (p) { pp.message = p->message; pp.messageCapacity = p->messageCapacity; }
+        m->packed = glyd_modelOpen(path, &pp, &r);
+        if (m->packed) {
+            r = packed_config(m, &text, &textSize);
+            if (glyd_isError(r)) say(p, "%s: the packed model holds no config.json", path);
+        }
+    } else {
+        say(p, "%s: neither a model folder nor a packed model", path);
+        r = GLYD_ERROR(pack_invalid);
+    }
+    if (!glyd_isError(r)) {
+        r = glyd_llmConfigParse(&m->cfg, text, textSize, why, sizeof why);
+        if (glyd_isError(r)) say(p, "%s: %s", path, why);
+    }
+    free(text);
+    if (!glyd_isError(r)) {
+        glyd_llmConfig const* const c = &m->cfg;
+        static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
+        snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
+        m->ctx = p && p->contextLength ? p->contextLength : c->maxPositions;
+        r = load_weights(m, p);
+    }
+    if (!glyd_isError(r)) r = alloc_state(m);
+    if (glyd_isError(r)) {
+        if (p && p->message && p->messageCapacity && !p->message[0])
+            say(p, "%s: %s", path, glyd_getErrorName(r));
+        glyd_llmClose(m);
+        *error = r;
+        return NULL;
+    }
+    return m;
+}
+
+void glyd_llmClose(glyd_llm* m)
+{
+    unsigned l, t;
+    if (!m) return;
+    glyd_poolFree(m->pool);
+    if (m->layers) {
+        for (l = 0; l < m->cfg.nbLayers; l++) {
+            glyd_layer* const L = &m->layers[l];
+            glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
+            glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
+            free(L->attnNorm); free(L->mlpNorm); free(L->bq); free(L->bk); free(L->bv);
+            free(L->qNorm); free(L->kNorm);
+        }
+        free(m->layers);
+    }
+    glyd_matrixFree(&m->embed);
+    glyd_matrixFree(&m->head);
+    free(m->finalNorm);
+    if (m->scratch) for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
+    free(m->scratch);
+    free(m->kCache); free(m->vCache);
+    free(m->x); free(m->xb); free(m->xb2); free(m->q); free(m->k); free(m->v); free(m->att);
+    free(m->hb); free(m->hb2); free(m->invFreq);
+    glyd_modelClose(m->packed);
+    if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
+    for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
+    free(m->sts);
+    free(m->maps);
+    free(m);
+}
+
+size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    memset(info, 0, sizeof(*info));
+    info->architecture = m->arch;
+    info->vocabSize = c->vocab;
+    info->nbLayers = c->nbLayers;
+    info->hiddenSize = c->dim;
+    info->nbHeads = c->nbHeads;
+    info->nbKvHeads = c->nbKvHeads;
+    info->headDim = c->headDim;
+    info->contextLength = m->ctx;
+    info->maxPositions = c->maxPositions;
+    info->weightBytes = m->weightBytes;
+    info->weightBytesBf16 = m->weightBf16;
+    info->kvBytes = 2ULL * c->nbLayers * m->ctx * c->nbKvHeads * c->headDim * (m->kvF32 ? 4 : 2);
+    info->bosToken = c->bos;
+    info->eosToken = c->eos;
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Pieces of the forward pass                                               */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    const glyd_matrix* w;
+    const float* x;
+    float* y;
+    uint64_t r0, r1;
+    glyd_decodeScratch* s;
+    size_t result;
+} matvec_job;
+
+static void matvec_run(void* arg)
+{
+    matvec_job* const j = (matvec_job*)arg;
+    j->result = glyd_matvecRows(j->w, j->x, j->y, j->r0, j->r1, j->s);
+}
+
+/* y = W x on the engine's threads, rows split on unit boundaries. */
+static size_t matvec(glyd_llm* m, const glyd_matrix* w, const float* x, float* y)
+{
+    matvec_job jobs[256];
+    uint64_t const align = glyd_matrixRowAlign(w);
+    uint64_t const groups = (w->rows + align - 1) / align;
+    unsigned const nbJobs = (unsigned)GLYD_MIN((uint64_t)m->nbThreads, groups);
+    unsigned j;
+    if (nbJobs <= 1 || !m->pool) return glyd_matvecRows(w, x, y, 0, w->rows, &m->scratch[0]);
+    for (j = 0; j < nbJobs; j++) {
+        jobs[j].w = w;
+        jobs[j].x = x;
+        jobs[j].y = y;
+        jobs[j].r0 = GLYD_MIN(groups * j / nbJobs * align, w->rows);
+        jobs[j].r1 = GLYD_MIN(groups * (j + 1) / nbJobs * align, w->rows);
+        jobs[j].s = &m->scratch[j];
+        glyd_poolAdd(m->pool, matvec_run, &jobs[j]);
+    }
+    glyd_poolWait(m->pool);
+    for (j = 0; j < nbJobs; j++) FORWARD_IF_ERROR(jobs[j].result);
+    return 0;
+}
+
+/* out = x / rms(x) * weight, in fp32 as transformers computes it. */
+static void rmsnorm(float* out, const float* x, const float* weight, size_t n, float eps)
+{
+    float ss = 0;
+    size_t i;
+    for (i = 0; i < n; i++) ss += x[i] * x[i];
+    ss = 1.0f / sqrtf(ss / (float)n + eps);
+    for (i = 0; i < n; i++) out[i] = weight[i] * (x[i] * ss);
+}
+
+/* Rotates each head's halves (transformers' rotate_half layout). */
+static void rope(float* v, unsigned nbHeads, unsigned headDim, size_t pos, const float* invFreq, float scale)
+{
+    unsigned const half = headDim / 2;
+    unsigned h, i;
+    for (i = 0; i < half; i++) {
+        float const angle = (float)pos * invFreq[i];
+        float const c = cosf(angle) * scale, s = sinf(angle) * scale;
+        for (h = 0; h < nbHeads; h++) {
+            float* const x = v + (size_t)h * headDim;
+            float const a = x[i], b = x[i + half];
+            x[i] = a * c - b * s;
+            x[i + half] = b * c + a * s;
+        }
+    }
+}
+
+static uint16_t f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFF) > 0x7F800000) return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
+    return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);                /* nearest, ties to even */
+}
+
+static float cache_get(const glyd_llm* m, const void* cache, size_t i)
+{
+    if (m->kvF32) return ((const float*)cache)[i];
+    {
+        uint32_t const u = (uint32_t)((const uint16_t*)cache)[i] << 16;
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
+}
+
+static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src, size_t n)
+{
+    size_t k;
+    if (m->kvF32) { memcpy((float*)cache + i, src, n * sizeof(float)); return; }
+    for (k = 0; k < n; k++) ((uint16_t*)cache)[i + k] = f32_to_bf16(src[k]);
+}
+
+/* One token at position pos; its logits into `logits`. */
+static size_t forward_token(glyd_llm* m, int token, size_t pos, float* logits)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    size_t const dim = c->dim, hd = c->headDim;
+    size_t const qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
+    unsigned const group = c->nbHeads / c->nbKvHeads;
+    float const attScale = 1.0f / sqrtf((float)hd);
+    unsigned l, h;
+    size_t i, t;
+
+    FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)token, m->x, &m->scratch[0]));
+    for (l = 0; l < c->nbLayers; l++) {
+        glyd_layer const* const L = &m->layers[l];
+        size_t const layerBase = (size_t)l * (size_t)m->ctx * kvDim;
+
+        /* attention */
+        rmsnorm(m->xb, m->x, L->attnNorm, dim, c->normEps);
+        FORWARD_IF_ERROR(matvec(m, &L->wq, m->xb, m->q));
+        FORWARD_IF_ERROR(matvec(m, &L->wk, m->xb, m->k));
+        FORWARD_IF_ERROR(matvec(m, &L->wv, m->xb, m->v));
+        if (c->qkvBias) {
+            for (i = 0; i < qDim; i++) m->q[i] += L->bq[i];
+            for (i = 0; i < kvDim; i++) { m->k[i] += L->bk[i]; m->v[i] += L->bv[i]; }
+        }
+        if (c->qkNorm) {
+            for (h = 0; h < c->nbHeads; h++) rmsnorm(m->q + h * hd, m->q + h * hd, L->qNorm, hd, c->normEps);
+            for (h = 0; h < c->nbKvHeads; h++) rmsnorm(m->k + h * hd, m->k + h * hd, L->kNorm, hd, c->normEps);
+        }
+        rope(m->q, c->nbHeads, c->headDim, pos, m->invFreq, m->ropeScale);
+        rope(m->k, c->nbKvHeads, c->headDim, pos, m->invFreq, m->ropeScale);
+        cache_put(m, m->kCache, layerBase + pos * kvDim, m->k, kvDim);
+        cache_put(m, m->vCache, layerBase + pos * kvDim, m->v, kvDim);
+        for (h = 0; h < c->nbHeads; h++) {
+            const float* const q = m->q + h * hd;
+            float* const att = m->att + (size_t)h * m->ctx;
+            float* const out = m->xb + h * hd;
+            size_t const kvOff = (size_t)(h / group) * hd;
+            float maxv = -INFINITY, sum = 0;
+            for (t = 0; t <= pos; t++) {
+                size_t const at = layerBase + t * kvDim + kvOff;
+                float s = 0;
+                for (i = 0; i < hd; i++) s += q[i] * cache_get(m, m->kCache, at + i);
+                att[t] = s * attScale;
+                if (att[t] > maxv) maxv = att[t];
+            }
+            for (t = 0; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
+            for (i = 0; i < hd; i++) out[i] = 0;
+            for (t = 0; t <= pos; t++) {
+                size_t const at = layerBase + t * kvDim + kvOff;
+                float const a = att[t] / sum;
+                for (i = 0; i < hd; i++) out[i] += a * cache_get(m, m->vCache, at + i);
+            }
+        }
+        FORWARD_IF_ERROR(matvec(m, &L->wo, m->xb, m->xb2));
+        for (i = 0; i < dim; i++) m->x[i] += m->xb2[i];
+
+        /* SwiGLU */
+        rmsnorm(m->xb, m->x, L->mlpNorm, dim, c->normEps);
+        FORWARD_IF_ERROR(matvec(m, &L->wGate, m->xb, m->hb));
+        FORWARD_IF_ERROR(matvec(m, &L->wUp, m->xb, m->hb2));
+        for (i = 0; i < c->hidden; i++) {
+            float const g = m->hb[i];
+            m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
+        }
+        FORWARD_IF_ERROR(matvec(m, &L->wDown, m->hb, m->xb2));
+        for (i = 0; i < dim; i++) m->x[i] += m->xb2[i];
+    }
+    if (!logits) return 0; /* a prompt token whose logits nobody reads */
+    rmsnorm(m->x, m->x, m->finalNorm, dim, c->normEps);
+    return matvec(m, c->tied ? &m->embed : &m->head, m->x, logits);
+}
+
+size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
+{
+    size_t i;
+    RETURN_ERROR_IF(n == 0, parameter_outOfBound, "no tokens");
+    RETURN_ERROR_IF(pos > m->ctx || n > m->ctx - pos, parameter_outOfBound, "context full");
+    for (i = 0; i < n; i++) {
+        RETURN_ERROR_IF(tokens[i] < 0 || (unsigned)tokens[i] >= m->cfg.vocab, parameter_outOfBound, "token id");
+        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + 1 == n ? logits : NULL;
+        FORWARD_IF_ERROR(forward_token(m, tokens[i], pos + i, out));
+    }
+    return 0;
+}

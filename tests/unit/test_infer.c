@@ -1,0 +1,347 @@
+/* test_infer.c: the engine against reference logits of the stories260K
+ * Llama (from an independent implementation), from its folder and from a
+ * packed model; coded against plain weights bit for bit; greedy decoding;
+ * threads; configurations and models it must refuse. */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/infer/infer.h"
+#include "harness.h"
+
+static const char* fixture(const char* name)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/../fixtures/stories260K%s%s", corpus_dir(), *name ? "/" : "", name);
+    return path;
+}
+
+/* reference.json: the 64 tokens fed, and the greedy continuation from BOS. */
+typedef struct {
+    int tokens[64];
+    size_t nbTokens;
+    int greedy[512];
+    size_t nbGreedy;
+} reference;
+
+static int load_reference(reference* r)
+{
+    json_error_t e;
+    json_t* const root = json_load_file(fixture("reference.json"), 0, &e);
+    json_t *t, *g;
+    size_t i;
+    memset(r, 0, sizeof(*r));
+    CHECK(root != NULL);
+    if (!root) return 0;
+    t = json_object_get(root, "tokens");
+    g = json_object_get(root, "greedy_from_bos");
+    CHECK(json_array_size(t) == 64 && json_array_size(g) > 1 && json_array_size(g) <= 512);
+    for (i = 0; i < json_array_size(t) && i < 64; i++) r->tokens[r->nbTokens++] = (int)json_integer_value(json_array_get(t, i));
+    for (i = 0; i < json_array_size(g) && i < 512; i++) r->greedy[r->nbGreedy++] = (int)json_integer_value(json_array_get(g, i));
+    json_decref(root);
+    return r->nbTokens == 64;
+}
+
+static glyd_llm* open_model(const char* path, int plain, unsigned threads, int kvF32)
+{
+    glyd_llmParams p;
+    char msg[256] = "";
+    size_t err;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = threads;
+    p.kvF32 = kvF32;
+    p.plainWeights = plain;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_llmOpen(path, &p, &err);
+    if (!m) fprintf(stderr, "# open %s: %s\n", path, msg);
+    CHECK(m != NULL);
+    return m;
+}
+
+/* The 64 x 512 logits of the reference tokens, teacher-forced. */
+static float* run_reference(glyd_llm* m, const reference* r)
+{
+    float* const logits = (float*)malloc(64 * 512 * sizeof(float));
+    if (!m || !logits) { free(logits); return NULL; }
+    CHECK_OK(glyd_llmForward(m, r->tokens, r->nbTokens, 0, logits, 1));
+    return logits;
+}
+
+static double max_diff_to_reference(const float* logits)
+{
+    size_t size, i;
+    uint8_t* const ref = read_file(fixture("reference_logits.f32"), &size);
+    double worst = INFINITY;
+    CHECK(size == 64 * 512 * 4);
+    if (ref && size == 64 * 512 * 4) {
+        worst = 0;
+        for (i = 0; i < 64 * 512; i++) {
+            float v;
+            memcpy(&v, ref + 4 * i, 4);
+            if (fabs((double)v - logits[i]) > worst || isnan(logits[i])) worst = isnan(logits[i]) ? INFINITY : fabs((double)v - logits[i]);
+        }
+    }
+    free(ref);
+    return worst;
+}
+
+TEST(engine_stories260k_logits_from_folder)
+{
+    reference r;
+    glyd_llm* m;
+    float* logits;
+    glyd_llmInfo info;
+    if (!load_reference(&r)) return;
+    m = open_model(fixture(""), 0, 1, 1);
+    if (!m) return;
+    glyd_llmGetInfo(m, &info);
+    CHECK(!strcmp(info.architecture, "LlamaForCausalLM"));
+    CHECK(info.vocabSize == 512 && info.nbLayers == 5 && info.hiddenSize == 64 && info.nbKvHeads == 4);
+    CHECK(info.contextLength == 512 && info.bosToken == 1);
+    /* coded weights: about 10.7 bits of 16 */
+    CHECK(info.weightBytes < info.weightBytesBf16 * 72 / 100);
+    logits = run_reference(m, &r);
+    if (logits) {
+        double const d = max_diff_to_reference(logits);
+        if (d >= 1e-4) fprintf(stderr, "# max |difference| %g\n", d);
+        CHECK(d < 1e-4);
+    }
+    free(logits);
+    glyd_llmClose(m);
+}
+
+TEST(engine_coded_weights_are_bit_identical_to_plain)
+{
+    reference r;
+    glyd_llm *coded, *plain;
+    float *a, *b;
+    if (!load_reference(&r)) return;
+    coded = open_model(fixture(""), 0, 2, 0);
+    plain = open_model(fixture(""), 1, 1, 0);
+    a = run_reference(coded, &r);
+    b = run_reference(plain, &r);
+    CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+    if (plain) {
+        glyd_llmInfo info;
+        glyd_llmGetInfo(plain, &info);
+        CHECK(info.weightBytes == info.weightBytesBf16);
+    }
+    free(a);
+    free(b);
+    glyd_llmClose(coded);
+    glyd_llmClose(plain);
+}
+
+TEST(engine_stories260k_logits_from_packed_model)
+{
+    reference r;
+    char dir[64], out[128];
+    glyd_llm *packed, *folder;
+    float *a, *b;
+    if (!load_reference(&r)) return;
+    snprintf(dir, sizeof dir, "/tmp/glyd-test-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(out, sizeof out, "%s/s.glyd", dir);
+    CHECK_OK(glyd_packModel(fixture(""), out, NULL));
+    packed = open_model(out, 0, 3, 1);
+    folder = open_model(fixture(""), 0, 1, 1);
+    a = run_reference(packed, &r);
+    b = run_reference(folder, &r);
+    if (a) CHECK(max_diff_to_reference(a) < 1e-4);
+    /* the same blobs, whether packed on the fly or read from the file */
+    CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+    free(a);
+    free(b);
+    glyd_llmClose(packed);
+    glyd_llmClose(folder);
+    remove(out);
+    rmdir(dir);
+}
+
+TEST(engine_greedy_from_bos_matches_reference)
+{
+    reference r;
+    glyd_llm* m;
+    float logits[512];
+    int tok;
+    size_t i, pos = 0;
+    if (!load_reference(&r)) return;
+    m = open_model(fixture(""), 0, 2, 1);
+    if (!m) return;
+    /* the reference stops when it samples BOS again */
+    tok = r.greedy[0];
+    for (i = 1; i <= r.nbGreedy; i++) {
+        unsigned k, best = 0;
+        CHECK_OK(glyd_llmForward(m, &tok, 1, pos++, logits, 0));
+        for (k = 1; k < 512; k++) if (logits[k] > logits[best]) best = k;
+        tok = (int)best;
+        if (i < r.nbGreedy) {
+            CHECK(tok == r.greedy[i]);
+            if (tok != r.greedy[i]) break;
+        } else {
+            CHECK(tok == 1);
+        }
+    }
+    glyd_llmClose(m);
+}
+
+TEST(engine_prompt_in_pieces_equals_prompt_at_once)
+{
+    reference r;
+    glyd_llm *a, *b;
+    float la[512], lb[512];
+    if (!load_reference(&r)) return;
+    a = open_model(fixture(""), 0, 1, 0);
+    b = open_model(fixture(""), 0, 2, 0);
+    if (!a || !b) { glyd_llmClose(a); glyd_llmClose(b); return; }
+    CHECK_OK(glyd_llmForward(a, r.tokens, 64, 0, la, 0));
+    CHECK_OK(glyd_llmForward(b, r.tokens, 20, 0, lb, 0));
+    CHECK_OK(glyd_llmForward(b, r.tokens + 20, 44, 20, lb, 0));
+    CHECK(memcmp(la, lb, sizeof la) == 0);
+    /* restarting at 0 forgets the earlier tokens */
+    CHECK_OK(glyd_llmForward(b, r.tokens, 64, 0, lb, 0));
+    CHECK(memcmp(la, lb, sizeof la) == 0);
+    glyd_llmClose(a);
+    glyd_llmClose(b);
+}
+
+TEST(engine_refuses_bad_tokens_and_full_context)
+{
+    glyd_llmParams p;
+    size_t err;
+    glyd_llm* m;
+    float logits[512];
+    int tok = 512, ok = 1;
+    memset(&p, 0, sizeof p);
+    p.contextLength = 4;
+    p.nbThreads = 1;
+    m = glyd_llmOpen(fixture(""), &p, &err);
+    CHECK(m != NULL);
+    if (!m) return;
+    CHECK_ERR(glyd_llmForward(m, &tok, 1, 0, logits, 0), GLYD_error_parameter_outOfBound);
+    tok = -1;
+    CHECK_ERR(glyd_llmForward(m, &tok, 1, 0, logits, 0), GLYD_error_parameter_outOfBound);
+    CHECK_OK(glyd_llmForward(m, &ok, 1, 3, logits, 0));
+    CHECK_ERR(glyd_llmForward(m, &ok, 1, 4, logits, 0), GLYD_error_parameter_outOfBound);
+    CHECK_ERR(glyd_llmForward(m, &ok, 0, 0, logits, 0), GLYD_error_parameter_outOfBound);
+    glyd_llmClose(m);
+}
+
+/* A copy of the fixture folder with another config.json. */
+static void folder_with_config(char* dir, size_t cap, const char* config)
+{
+    char path[256];
+    size_t size;
+    uint8_t* const st = read_file(fixture("model.safetensors"), &size);
+    FILE* f;
+    snprintf(dir, cap, "/tmp/glyd-test-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    CHECK(f && st && fwrite(st, 1, size, f) == size);
+    if (f) fclose(f);
+    free(st);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) { fputs(config, f); fclose(f); }
+}
+
+static void remove_folder(const char* dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+static size_t open_error(const char* path, char* msg, size_t cap)
+{
+    glyd_llmParams p;
+    size_t err;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.message = msg;
+    p.messageCapacity = cap;
+    msg[0] = 0;
+    m = glyd_llmOpen(path, &p, &err);
+    CHECK(m == NULL);
+    glyd_llmClose(m);
+    return err;
+}
+
+TEST(engine_refuses_what_it_cannot_run)
+{
+    static const char* const base =
+        "{\"architectures\": [\"%s\"], \"hidden_size\": 64, \"intermediate_size\": %d, "
+        "\"num_hidden_layers\": 5, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, "
+        "\"vocab_size\": 512, \"max_position_embeddings\": 512, \"rms_norm_eps\": 1e-05, "
+        "\"tie_word_embeddings\": true%s}";
+    char config[1024], dir[64], msg[256];
+    /* an architecture the engine lacks */
+    snprintf(config, sizeof config, base, "GPT2LMHeadModel", 172, "");
+    folder_with_config(dir, sizeof dir, config);
+    CHECK_ERR(open_error(dir, msg, sizeof msg), GLYD_error_model_unsupported);
+    CHECK(strstr(msg, "GPT2LMHeadModel") != NULL);
+    remove_folder(dir);
+    /* shapes that do not match the tensors */
+    snprintf(config, sizeof config, base, "LlamaForCausalLM", 200, "");
+    folder_with_config(dir, sizeof dir, config);
+    CHECK_ERR(open_error(dir, msg, sizeof msg), GLYD_error_model_invalid);
+    CHECK(strstr(msg, "mlp.gate_proj") != NULL);
+    remove_folder(dir);
+    /* Qwen2 wants q/k/v biases the file does not have */
+    snprintf(config, sizeof config, base, "Qwen2ForCausalLM", 172, "");
+    folder_with_config(dir, sizeof dir, config);
+    CHECK_ERR(open_error(dir, msg, sizeof msg), GLYD_error_model_invalid);
+    CHECK(strstr(msg, "bias") != NULL);
+    remove_folder(dir);
+    /* an unknown rope scaling */
+    snprintf(config, sizeof config, base, "LlamaForCausalLM", 172,
+             ", \"rope_scaling\": {\"rope_type\": \"longrope\", \"factor\": 4}");
+    folder_with_config(dir, sizeof dir, config);
+    CHECK_ERR(open_error(dir, msg, sizeof msg), GLYD_error_model_unsupported);
+    remove_folder(dir);
+    /* not JSON */
+    folder_with_config(dir, sizeof dir, "{\"architectures\": [");
+    CHECK_ERR(open_error(dir, msg, sizeof msg), GLYD_error_model_invalid);
+    remove_folder(dir);
+    /* no model there at all */
+    CHECK_ERR(open_error("/nonexistent/model", msg, sizeof msg), GLYD_error_io_failed);
+    CHECK(strstr(msg, "/nonexistent/model") != NULL);
+    CHECK_ERR(open_error(fixture("reference.json"), msg, sizeof msg), GLYD_error_pack_invalid);
+}
+
+TEST(engine_rope_frequencies)
+{
+    glyd_llmConfig c;
+    float f[64], scale;
+    memset(&c, 0, sizeof c);
+    c.headDim = 128;
+    c.ropeTheta = 1000000.0;
+    glyd_ropeFrequencies(&c, f, &scale);
+    CHECK(scale == 1.0f && f[0] == 1.0f);
+    CHECK(fabs(f[1] - pow(1e6, -2.0 / 128)) < 1e-7 && fabs(f[63] / pow(1e6, -126.0 / 128) - 1) < 1e-5);
+    c.rope = GLYD_ROPE_LINEAR;
+    c.ropeFactor = 4;
+    glyd_ropeFrequencies(&c, f, &scale);
+    CHECK(f[0] == 0.25f && scale == 1.0f);
+    /* yarn: fast pairs kept, slow pairs divided by the factor, cos and sin
+     * scaled by 0.1 ln(factor) + 1 */
+    c.rope = GLYD_ROPE_YARN;
+    c.ropeFactor = 4;
+    c.ropeOriginalMax = 32768;
+    c.yarnBetaFast = 32;
+    c.yarnBetaSlow = 1;
+    glyd_ropeFrequencies(&c, f, &scale);
+    CHECK(f[0] == 1.0f);
+    CHECK(fabs(f[63] * 4 / pow(1e6, -126.0 / 128) - 1) < 1e-5);
+    CHECK(fabs(scale - (0.1 * log(4.0) + 1)) < 1e-6);
+}
