@@ -72,6 +72,9 @@ int cli_train(const cli_options* o, const char* const* inputs, int nbInputs);
 int cli_isModelCommand(const char* word);
 int cli_modelCommand(int argc, char** argv);
 
+/* glyd run MODEL ... (argv[1] is "run"). */
+int cli_run(int argc, char** argv);
+
 /* Removes the partial output being written, if any (for signal handlers). */
 void cli_installSignalHandlers(void);
 

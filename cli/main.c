@@ -46,8 +46,9 @@ static void usage(FILE* f)
         "  -h, --help        this help;  -V, --version: the version\n"
         "\n"
         "Models:  glyd pack | unpack | verify | info  (see glyd pack --help);\n"
+        "         glyd run MODEL  (see glyd run --help)\n"
         "a .safetensors FILE is packed with the tensor codec, and restored by -d.\n"
-        "(To compress a file named like a command, write ./pack.)\n"
+        "(To compress a file named like a command, write ./pack or ./run.)\n"
         "\n"
         "glyd has no recursive mode: to compress a directory, use tar, as in\n"
         "  tar cf - DIR | glyd -o DIR.tar.glyd\n"
@@ -92,6 +93,10 @@ int main(int argc, char** argv)
     if (argc >= 2 && cli_isModelCommand(argv[1])) {
         free(inputs);
         return cli_modelCommand(argc, argv);
+    }
+    if (argc >= 2 && !strcmp(argv[1], "run")) {
+        free(inputs);
+        return cli_run(argc, argv);
     }
     status = run(argc, argv, inputs);
     free(inputs);

@@ -1172,6 +1172,57 @@ if [ -r "$FIX/model.safetensors" ]; then
     run "$GLYD" -q -d w.safetensors.glyd; want_rc 0
     want "restored file differs" same w.safetensors orig.safetensors
     finish
+
+    # --- glyd run: the engine ------------------------------------------------------
+
+    TOKENS="1 461 461 401 401 401 461 378 455 473 456 446 458 390 430 435"
+    begin "run: logits from the folder and from the packed model are the same bytes"
+    fresh run1
+    run "$GLYD" pack -q "$FIX" -o m.glyd; want_rc 0
+    run "$GLYD" run "$FIX" --tokens "$TOKENS" --dump-logits a.f32 --kv-dtype f32 -T2; want_rc 0
+    want_quiet
+    run "$GLYD" run m.glyd --tokens "$TOKENS" --dump-logits b.f32 --kv-dtype f32 -T1; want_rc 0
+    run "$GLYD" run "$FIX" --plain --exact --tokens "$TOKENS" --dump-logits c.f32 --kv-dtype f32; want_rc 0
+    want "logits file is not [16][512] floats" test "$(size_of a.f32)" -eq $((16 * 512 * 4))
+    want "packed model gives other logits" same a.f32 b.f32
+    want "plain weights give other logits" same a.f32 c.f32
+    run "$GLYD" run m.glyd -v --tokens "1" -n 3; want_rc 0
+    want_err "LlamaForCausalLM"; want_err "bf16"
+    want_out_re '^[0-9]+ [0-9]+ [0-9]+$'
+    finish
+
+    if command -v python3 >/dev/null; then
+        begin "run: greedy continuation from BOS is the reference's"
+        fresh run2
+        run "$GLYD" run "$FIX" --tokens 1 -n 183 --kv-dtype f32; want_rc 0
+        cp "$CAP/out" got.txt
+        want "greedy tokens differ from reference.json" python3 -c "
+import json, sys
+ref = json.load(open('$FIX/reference.json'))['greedy_from_bos']
+got = [int(x) for x in open('got.txt').read().split()]
+sys.exit(0 if got == ref[1:] else 1)"
+        finish
+    else
+        skip "run: greedy continuation from BOS is the reference's" "no python3"
+    fi
+
+    begin "run: clear one-line errors, no partial logits file"
+    fresh run3
+    run "$GLYD" run nowhere --tokens 1; want_rc 1
+    want_err "nowhere"; want_err_lines 1
+    mkdir gpt && cp "$FIX/model.safetensors" gpt/ && sed 's/LlamaForCausalLM/GPT2LMHeadModel/' "$FIX/config.json" > gpt/config.json
+    run "$GLYD" run gpt --tokens 1; want_rc 1
+    want_err "GPT2LMHeadModel"; want_err_lines 1
+    run "$GLYD" run "$FIX" --tokens "1 512" --dump-logits x.f32; want_rc 1
+    want_err "vocabulary"; want_err_lines 1
+    want "a logits file was written" test ! -e x.f32
+    run "$GLYD" run "$FIX" --tokens "1 x"; want_rc 1
+    want_err "token id"
+    run "$GLYD" run "$FIX" --kv-dtype f16 --tokens 1; want_rc 1
+    want_err "kv-dtype"
+    run "$GLYD" run "$FIX"; want_rc 1
+    want_err "tokenizer"
+    finish
 else
     skip "packed models" "fixtures missing"
 fi
