@@ -22,7 +22,7 @@ CFLAGS   ?= $(OPT) -g -DNDEBUG
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith -Wvla
 CPPFLAGS += -Iinclude -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
 ALLFLAGS  = -std=c11 -fPIC -fvisibility=hidden $(WARNINGS) $(CPPFLAGS) $(CFLAGS)
-LDLIBS   += -ljansson -lxxhash -lpthread -lm
+LDLIBS   += -ljansson -lxxhash -lpcre2-8 -lutf8proc -lpthread -lm
 FUZZ_SECONDS ?= 60
 SOVERSION := 0
 VERSION  := $(shell sed -n 's/^\#define GLYD_VERSION_STRING "\(.*\)"/\1/p' include/glyd.h)
@@ -118,7 +118,7 @@ portable:
 
 # libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
 # frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
-FUZZ_TARGETS := decompress roundtrip stream tensor pack
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer
 fuzz: all
 	$(Q)./tools/deps.sh fuzz
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
@@ -133,6 +133,7 @@ fuzz: all
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	    seeds=$(BUILD)/fuzz/seeds; \
 	    if [ -d $(BUILD)/fuzz/seeds-$$t ]; then seeds=$(BUILD)/fuzz/seeds-$$t; fi; \

@@ -74,6 +74,8 @@ int cli_modelCommand(int argc, char** argv);
 
 /* glyd run MODEL ... (argv[1] is "run"). */
 int cli_run(int argc, char** argv);
+/* glyd tokenize MODEL --file F. */
+int cli_tokenize(int argc, char** argv);
 
 /* Removes the partial output being written, if any (for signal handlers). */
 void cli_installSignalHandlers(void);

@@ -46,7 +46,7 @@ static void usage(FILE* f)
         "  -h, --help        this help;  -V, --version: the version\n"
         "\n"
         "Models:  glyd pack | unpack | verify | info  (see glyd pack --help);\n"
-        "         glyd run MODEL  (see glyd run --help)\n"
+        "         glyd run MODEL  (see glyd run --help);  glyd tokenize MODEL --file F\n"
         "a .safetensors FILE is packed with the tensor codec, and restored by -d.\n"
         "(To compress a file named like a command, write ./pack or ./run.)\n"
         "\n"
@@ -97,6 +97,10 @@ int main(int argc, char** argv)
     if (argc >= 2 && !strcmp(argv[1], "run")) {
         free(inputs);
         return cli_run(argc, argv);
+    }
+    if (argc >= 2 && !strcmp(argv[1], "tokenize")) {
+        free(inputs);
+        return cli_tokenize(argc, argv);
     }
     status = run(argc, argv, inputs);
     free(inputs);

@@ -32,7 +32,7 @@ static void usage(FILE* f)
         "  -v                   print the model's memory figures\n"
         "  -h, --help           this help\n"
         "\n"
-        "The chat (tokenizer, template, sampling) is not built yet: give token ids.\n");
+        "The chat (template, sampling) is not built yet: give token ids (glyd tokenize).\n");
 }
 
 typedef struct {
@@ -153,7 +153,7 @@ int cli_run(int argc, char** argv)
 
     if (parse(argc, argv, &o)) return 1;
     if (!o.tokens) {
-        cli_error("run: the chat needs a tokenizer, which is not built yet: give --tokens \"IDS\"");
+        cli_error("run: the chat is not built yet: give --tokens \"IDS\" (glyd tokenize MODEL --file F gives them)");
         return 1;
     }
     nbIds = parse_ids(o.tokens, &ids);
@@ -238,4 +238,45 @@ done:
     free(ids);
     glyd_llmClose(llm);
     return rc;
+}
+
+/* glyd tokenize MODEL --file F: F's token ids, space-separated, one line. */
+int cli_tokenize(int argc, char** argv)
+{
+    const char* model = NULL;
+    const char* file = NULL;
+    glyd_tokenizer* tok;
+    char message[512] = "";
+    uint8_t* text;
+    size_t size = 0, err, nb = 0, i;
+    int* ids = NULL;
+    int k;
+    for (k = 2; k < argc; k++) {
+        if (!strcmp(argv[k], "-h") || !strcmp(argv[k], "--help")) {
+            printf("Usage: glyd tokenize MODEL --file FILE\n"
+                   "Prints the token ids of FILE's text (UTF-8), space-separated, on one line.\n"
+                   "MODEL: a model folder (tokenizer.json is enough), a packed model, or a\n"
+                   "tokenizer.json file. Special tokens written in the text count as one token.\n");
+            return 0;
+        } else if (!strcmp(argv[k], "--file") && k + 1 < argc) file = argv[++k];
+        else if (argv[k][0] == '-' && argv[k][1]) { cli_error("tokenize: unknown option %s", argv[k]); return 1; }
+        else if (!model) model = argv[k];
+        else { cli_error("tokenize: one model only"); return 1; }
+    }
+    if (!model || !file) { cli_error("usage: glyd tokenize MODEL --file FILE"); return 1; }
+    text = cli_readFile(file, &size);
+    if (!text) return 1;
+    tok = glyd_tokenizerOpen(model, message, sizeof message, &err);
+    if (!tok) { cli_error("%s", message); free(text); return 1; }
+    err = glyd_tokenizerEncode(tok, (const char*)text, size, &ids, &nb);
+    if (glyd_isError(err)) {
+        cli_error("%s: %s", file, glyd_getErrorCode(err) == GLYD_error_GENERIC ? "not valid UTF-8 text" : glyd_getErrorName(err));
+    } else {
+        for (i = 0; i < nb; i++) printf(i ? " %d" : "%d", ids[i]);
+        printf("\n");
+    }
+    free(ids);
+    free(text);
+    glyd_tokenizerFree(tok);
+    return glyd_isError(err) ? 1 : 0;
 }

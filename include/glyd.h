@@ -587,6 +587,29 @@ GLYD_API size_t glyd_llmGetInfo(const glyd_llm* llm, glyd_llmInfo* info);
 GLYD_API size_t glyd_llmForward(glyd_llm* llm, const int* tokens, size_t n, size_t pos, float* logits,
                                 int allLogits);
 
+/* A model's tokenizer: byte-level BPE from Hugging Face's tokenizer.json
+ * (the GPT-2 family: Qwen, Llama 3): NFC, the pre-tokenizer's regex,
+ * merges by rank; added and special tokens written in the text are
+ * matched as single tokens. */
+typedef struct glyd_tokenizer_s glyd_tokenizer;
+
+/** Opens the tokenizer of a model folder, of a packed model, or a
+ *  tokenizer.json file. Returns NULL on failure, with *error set and a
+ *  one-line reason in message (when not NULL). */
+GLYD_API glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t messageCapacity,
+                                            size_t* error);
+GLYD_API void glyd_tokenizerFree(glyd_tokenizer* tok);
+/** The ids of UTF-8 text (no token added around it): *ids is allocated
+ *  with malloc, the caller frees it. Returns 0 or an error. */
+GLYD_API size_t glyd_tokenizerEncode(const glyd_tokenizer* tok, const char* text, size_t size, int** ids,
+                                     size_t* nbIds);
+/** The bytes a token stands for (part of a UTF-8 character, at times). */
+GLYD_API size_t glyd_tokenizerBytes(const glyd_tokenizer* tok, int id, const unsigned char** bytes,
+                                    size_t* size);
+/** The id of a token written as the vocabulary writes it ("<|im_end|>"), or -1. */
+GLYD_API int glyd_tokenizerFind(const glyd_tokenizer* tok, const char* token);
+GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,7 +7,7 @@
 # without a password, and else prints the command to run and fails.
 set -eu
 
-build=(gcc make libc6-dev libxxhash-dev libjansson-dev)
+build=(gcc make libc6-dev libxxhash-dev libjansson-dev libpcre2-dev libutf8proc-dev)
 test=("${build[@]}" bsdutils)
 bench=("${build[@]}" libzstd-dev liblz4-dev libsnappy-dev libbrotli-dev liblzma-dev gnuplot-nox zstd)
 fuzz=("${build[@]}" clang libclang-rt-14-dev)

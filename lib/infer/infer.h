@@ -102,4 +102,11 @@ typedef struct {
     float *qNorm, *kNorm;           /* Qwen3: (headDim) */
 } glyd_layer;
 
+/* ------------------------------------------------------------------------ */
+/* Tokenizer (tokenizer.c; the type is public: glyd_tokenizer)              */
+/* ------------------------------------------------------------------------ */
+
+/* Reads a tokenizer.json held in memory; *why receives a one-line reason. */
+glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, size_t whyCap, size_t* error);
+
 #endif /* GLYD_INFER_H */

@@ -1221,10 +1221,39 @@ sys.exit(0 if got == ref[1:] else 1)"
     run "$GLYD" run "$FIX" --kv-dtype f16 --tokens 1; want_rc 1
     want_err "kv-dtype"
     run "$GLYD" run "$FIX"; want_rc 1
-    want_err "tokenizer"
+    want_err "--tokens"; want_err_lines 1
     finish
 else
     skip "packed models" "fixtures missing"
+fi
+
+QWEN=$REPO/../shared/fixtures/qwen3-tokenizer
+if [ -r "$QWEN/tokenizer.json" ]; then
+    begin "tokenize: alice29.txt gives the reference ids, from the folder and a packed model"
+    fresh tok1
+    run "$GLYD" tokenize "$QWEN" --file "$REPO/../shared/corpus/text/alice29.txt"; want_rc 0
+    tr -s ' \n' '  ' < "$CAP/out" > got.ids
+    tr -s ' \n' '  ' < "$QWEN/alice29.ids" > want.ids
+    want "ids differ from alice29.ids" same got.ids want.ids
+    want "not one line" test "$(wc -l < "$CAP/out")" -eq 1
+    run "$GLYD" pack -q "$QWEN" -o q.glyd; want_rc 0
+    printf '<|im_start|>user\nHello, my dog is cute<|im_end|>' > chat.txt
+    run "$GLYD" tokenize q.glyd --file chat.txt; want_rc 0
+    want_out_re '^151644 872 198 9707 11 847 5562 374 18838 151645$'
+    finish
+
+    begin "tokenize: one-line errors"
+    fresh tok2
+    printf 'a\377b' > bad.txt
+    run "$GLYD" tokenize "$QWEN" --file bad.txt; want_rc 1
+    want_err "UTF-8"; want_err_lines 1
+    run "$GLYD" tokenize "$FIX" --file bad.txt; want_rc 1
+    want_err "tokenizer.json"; want_err_lines 1
+    run "$GLYD" tokenize "$QWEN" --file missing.txt; want_rc 1
+    want_err "missing.txt"; want_err_lines 1
+    finish
+else
+    skip "tokenize" "fixtures missing"
 fi
 
 cd "$W" || exit 1

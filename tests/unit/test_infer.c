@@ -345,3 +345,163 @@ TEST(engine_rope_frequencies)
     CHECK(fabs(f[63] * 4 / pow(1e6, -126.0 / 128) - 1) < 1e-5);
     CHECK(fabs(scale - (0.1 * log(4.0) + 1)) < 1e-6);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Tokenizer                                                                */
+/* ------------------------------------------------------------------------ */
+
+static const char* qwen_dir(void)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/../fixtures/qwen3-tokenizer", corpus_dir());
+    return path;
+}
+
+static glyd_tokenizer* open_qwen(void)
+{
+    char msg[256] = "";
+    size_t err;
+    glyd_tokenizer* const t = glyd_tokenizerOpen(qwen_dir(), msg, sizeof msg, &err);
+    if (!t) fprintf(stderr, "# %s\n", msg);
+    CHECK(t != NULL);
+    return t;
+}
+
+TEST(tokenizer_qwen3_reference_lines)
+{
+    char path[1100];
+    FILE* f;
+    char line[65536];
+    int lines = 0;
+    glyd_tokenizer* const t = open_qwen();
+    if (!t) return;
+    CHECK(glyd_tokenizerVocabSize(t) == 151669);
+    CHECK(glyd_tokenizerFind(t, "<|im_end|>") == 151645 && glyd_tokenizerFind(t, "no such token") == -1);
+    snprintf(path, sizeof path, "%s/reference_ids.jsonl", qwen_dir());
+    f = fopen(path, "r");
+    CHECK(f != NULL);
+    while (f && fgets(line, sizeof line, f)) {
+        json_error_t e;
+        json_t* const o = json_loads(line, 0, &e);
+        const json_t* const want = json_object_get(o, "ids");
+        const char* const text = json_string_value(json_object_get(o, "text"));
+        int* ids = NULL;
+        size_t n = 0, i, same;
+        CHECK(o && text && json_is_array(want));
+        if (!o || !text) { json_decref(o); break; }
+        CHECK_OK(glyd_tokenizerEncode(t, text, json_string_length(json_object_get(o, "text")), &ids, &n));
+        same = n == json_array_size(want);
+        for (i = 0; same && i < n; i++) same = ids[i] == (int)json_integer_value(json_array_get(want, i));
+        if (!same) fprintf(stderr, "# line %d differs\n", lines + 1);
+        CHECK(same);
+        /* and back: the bytes of the ids are the text */
+        {
+            size_t pos = 0, len = strlen(text), ok = 1;
+            for (i = 0; i < n && ok; i++) {
+                const unsigned char* b;
+                size_t bn;
+                CHECK_OK(glyd_tokenizerBytes(t, ids[i], &b, &bn));
+                ok = pos + bn <= len && memcmp(text + pos, b, bn) == 0;
+                pos += bn;
+            }
+            CHECK(ok && pos == len);
+        }
+        free(ids);
+        json_decref(o);
+        lines++;
+    }
+    if (f) fclose(f);
+    CHECK(lines == 15);
+    glyd_tokenizerFree(t);
+}
+
+TEST_SLOW(tokenizer_qwen3_alice29)
+{
+    char path[1100];
+    size_t size, refSize, n = 0, i, count = 0;
+    uint8_t* text;
+    char* ref;
+    char* p;
+    int* ids = NULL;
+    int same = 1;
+    glyd_tokenizer* const t = open_qwen();
+    snprintf(path, sizeof path, "%s/text/alice29.txt", corpus_dir());
+    text = read_file(path, &size);
+    snprintf(path, sizeof path, "%s/alice29.ids", qwen_dir());
+    ref = (char*)read_file(path, &refSize);
+    if (!t || !text || !ref) { glyd_tokenizerFree(t); free(text); free(ref); return; }
+    ref = (char*)realloc(ref, refSize + 1);
+    ref[refSize] = 0;
+    CHECK_OK(glyd_tokenizerEncode(t, (const char*)text, size, &ids, &n));
+    for (p = ref, i = 0; *p; ) {
+        char* end;
+        long const v = strtol(p, &end, 10);
+        if (end == p) break;
+        if (i >= n || ids[i] != (int)v) same = 0;
+        i++;
+        count++;
+        p = end;
+    }
+    CHECK(same && count == n && n > 30000);
+    free(ids);
+    free(text);
+    free(ref);
+    glyd_tokenizerFree(t);
+}
+
+TEST(tokenizer_from_packed_model_and_bad_input)
+{
+    char dir[64], out[128], msg[256];
+    size_t err;
+    glyd_tokenizer* t;
+    int* ids = NULL;
+    size_t n;
+    snprintf(dir, sizeof dir, "/tmp/glyd-test-XXXXXX");
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(out, sizeof out, "%s/q.glyd", dir);
+    CHECK_OK(glyd_packModel(qwen_dir(), out, NULL));
+    t = glyd_tokenizerOpen(out, msg, sizeof msg, &err);
+    CHECK(t != NULL);
+    if (t) {
+        static const char text[] = "<|im_start|>user\nHi!<|im_end|>";
+        CHECK_OK(glyd_tokenizerEncode(t, text, sizeof text - 1, &ids, &n));
+        CHECK(n >= 4 && ids[0] == 151644 && ids[n - 1] == 151645);
+        free(ids);
+        /* invalid UTF-8 is refused, not guessed at */
+        CHECK(glyd_isError(glyd_tokenizerEncode(t, "a\xff" "b", 3, &ids, &n)));
+        CHECK(ids == NULL);
+        CHECK_OK(glyd_tokenizerEncode(t, "", 0, &ids, &n));
+        CHECK(n == 0);
+        free(ids);
+        {   /* a long run of letters and one of spaces (pieces of 100 KB) come
+             * back byte for byte */
+            size_t const len = 200000;
+            char* const text2 = (char*)malloc(len);
+            size_t i, pos = 0, ok = 1;
+            if (text2) {
+                for (i = 0; i < len; i++) text2[i] = i < len / 2 ? ' ' : (char)('a' + (i % 7 == 0));
+                CHECK_OK(glyd_tokenizerEncode(t, text2, len, &ids, &n));
+                CHECK(n > 0 && n < len / 2);
+                for (i = 0; i < n && ok; i++) {
+                    const unsigned char* b;
+                    size_t bn;
+                    ok = !glyd_isError(glyd_tokenizerBytes(t, ids[i], &b, &bn)) && pos + bn <= len &&
+                         memcmp(text2 + pos, b, bn) == 0;
+                    pos += bn;
+                }
+                CHECK(ok && pos == len);
+                free(ids);
+                free(text2);
+            }
+        }
+        CHECK(glyd_isError(glyd_tokenizerBytes(t, 999999, (const unsigned char**)&ids, &n)));
+        glyd_tokenizerFree(t);
+    }
+    remove(out);
+    rmdir(dir);
+    /* no tokenizer there, or not a tokenizer */
+    CHECK(glyd_tokenizerOpen(fixture(""), msg, sizeof msg, &err) == NULL);
+    CHECK(strstr(msg, "tokenizer.json") != NULL);
+    CHECK(glyd_tokenizerOpen(fixture("config.json"), msg, sizeof msg, &err) == NULL);
+    CHECK(glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+}
