@@ -610,6 +610,27 @@ GLYD_API size_t glyd_tokenizerBytes(const glyd_tokenizer* tok, int id, const uns
 GLYD_API int glyd_tokenizerFind(const glyd_tokenizer* tok, const char* token);
 GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);
 
+/* Picking the next token, as transformers' generate() does: repetition
+ * penalty, then greedy (temperature 0) or temperature, top-k, top-p, min-p
+ * and a draw with a seeded generator (the same seed, the same draws). */
+typedef struct {
+    float temperature;        /* 0: greedy */
+    int topK;                 /* 0: off */
+    float topP;               /* 0 or 1: off */
+    float minP;               /* 0: off */
+    float repetitionPenalty;  /* 1 (or 0): off */
+    unsigned long long seed;
+} glyd_samplerParams;
+
+typedef struct glyd_sampler_s glyd_sampler;
+
+/** NULL on allocation failure. */
+GLYD_API glyd_sampler* glyd_samplerCreate(const glyd_samplerParams* params, size_t vocabSize);
+GLYD_API void glyd_samplerFree(glyd_sampler* s);
+/** The next token; logits (vocabSize floats) are changed in place. history:
+ *  the tokens the repetition penalty applies to. */
+GLYD_API int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_t nbHistory);
+
 #ifdef __cplusplus
 }
 #endif

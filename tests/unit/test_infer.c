@@ -505,3 +505,111 @@ TEST(tokenizer_from_packed_model_and_bad_input)
     CHECK(glyd_tokenizerOpen(fixture("config.json"), msg, sizeof msg, &err) == NULL);
     CHECK(glyd_getErrorCode(err) == GLYD_error_model_unsupported);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Sampler                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static int sample_once(const glyd_samplerParams* p, const float* logits, size_t n, const int* hist, size_t nh)
+{
+    float tmp[16];
+    glyd_sampler* const s = glyd_samplerCreate(p, n);
+    int t;
+    CHECK(s != NULL && n <= 16);
+    if (!s) return -1;
+    memcpy(tmp, logits, n * sizeof(float));
+    t = glyd_samplerSample(s, tmp, hist, nh);
+    glyd_samplerFree(s);
+    return t;
+}
+
+TEST(sampler_rules)
+{
+    static const float logits[5] = { 1.0f, 3.0f, 2.9f, -1.0f, 0.5f };
+    glyd_samplerParams p;
+    int const hist[3] = { 1, 1, 4 };
+    memset(&p, 0, sizeof p);
+    /* greedy */
+    CHECK(sample_once(&p, logits, 5, NULL, 0) == 1);
+    /* a repetition penalty of 2 halves the positive logit of token 1 */
+    p.repetitionPenalty = 2.0f;
+    CHECK(sample_once(&p, logits, 5, hist, 3) == 2);
+    p.repetitionPenalty = 1.0f;
+    /* top-k 1, top-p tiny and min-p 1 leave only the best */
+    p.temperature = 1.0f;
+    p.topK = 1;
+    CHECK(sample_once(&p, logits, 5, NULL, 0) == 1);
+    p.topK = 0;
+    p.topP = 0.01f;
+    CHECK(sample_once(&p, logits, 5, NULL, 0) == 1);
+    p.topP = 0;
+    p.minP = 1.0f;
+    CHECK(sample_once(&p, logits, 5, NULL, 0) == 1);
+    CHECK(glyd_samplerCreate(&p, 0) == NULL);
+}
+
+TEST(sampler_draws_follow_the_distribution)
+{
+    /* softmax(0, ln 2, ln 3) = 1/6, 2/6, 3/6; top-k 2 leaves 2/5, 3/5;
+     * top-p 0.5 leaves the best only after it, min-p 0.6 drops token 0 */
+    float const logits[3] = { 0.0f, 0.69314718f, 1.09861229f };
+    static const struct { int topK; float topP, minP; double want[3]; } cases[] = {
+        { 0, 0, 0, { 1.0 / 6, 2.0 / 6, 3.0 / 6 } },
+        { 2, 0, 0, { 0, 0.4, 0.6 } },
+        { 0, 0.5f, 0, { 0, 0, 1 } },
+        { 0, 0.8f, 0, { 0, 0.4, 0.6 } },
+        { 0, 0, 0.6f, { 0, 0.4, 0.6 } },
+    };
+    size_t c;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        glyd_samplerParams p;
+        glyd_sampler* s;
+        int count[3] = { 0, 0, 0 }, i, k, draws = 30000;
+        memset(&p, 0, sizeof p);
+        p.temperature = 1.0f;
+        p.topK = cases[c].topK;
+        p.topP = cases[c].topP;
+        p.minP = cases[c].minP;
+        p.seed = 42;
+        s = glyd_samplerCreate(&p, 3);
+        CHECK(s != NULL);
+        if (!s) return;
+        for (i = 0; i < draws; i++) {
+            float tmp[3];
+            int t;
+            memcpy(tmp, logits, sizeof tmp);
+            t = glyd_samplerSample(s, tmp, NULL, 0);
+            CHECK(t >= 0 && t < 3);
+            if (t >= 0 && t < 3) count[t]++;
+        }
+        for (k = 0; k < 3; k++) {
+            double const got = (double)count[k] / draws;
+            if (fabs(got - cases[c].want[k]) > 0.015) fprintf(stderr, "# case %zu token %d: %.3f\n", c, k, got);
+            CHECK(fabs(got - cases[c].want[k]) <= 0.015);
+        }
+        glyd_samplerFree(s);
+    }
+    {   /* the same seed, the same draws; temperature sharpens */
+        glyd_samplerParams p;
+        glyd_sampler *a, *b;
+        int i, same = 1, best = 0;
+        memset(&p, 0, sizeof p);
+        p.temperature = 0.1f;
+        p.seed = 7;
+        a = glyd_samplerCreate(&p, 3);
+        b = glyd_samplerCreate(&p, 3);
+        for (i = 0; a && b && i < 1000; i++) {
+            float x[3], y[3];
+            int ta, tb;
+            memcpy(x, logits, sizeof x);
+            memcpy(y, logits, sizeof y);
+            ta = glyd_samplerSample(a, x, NULL, 0);
+            tb = glyd_samplerSample(b, y, NULL, 0);
+            same &= ta == tb;
+            best += ta == 2;
+        }
+        CHECK(same && best > 950);
+        glyd_samplerFree(a);
+        glyd_samplerFree(b);
+    }
+}
