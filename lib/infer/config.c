@@ -102,7 +102,10 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
     c->tied = json_is_true(json_object_get(root, "tie_word_embeddings"));
     c->qkvBias = c->arch == GLYD_ARCH_QWEN2 || json_is_true(json_object_get(root, "attention_bias"));
     c->qkNorm = c->arch == GLYD_ARCH_QWEN3;
-    c->ropeTheta = get_num(root, "rope_theta", 10000.0);
+    /* transformers 5 writes rope_parameters, with rope_theta inside */
+    rs = json_object_get(root, "rope_scaling");
+    if (!json_is_object(rs)) rs = json_object_get(root, "rope_parameters");
+    c->ropeTheta = get_num(root, "rope_theta", get_num(rs, "rope_theta", 10000.0));
     c->bos = get_token(root, "bos_token_id");
     c->eos = get_token(root, "eos_token_id");
     if (json_is_true(json_object_get(root, "mlp_bias"))) {
@@ -110,7 +113,6 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
         json_decref(root);
         RETURN_ERROR(model_unsupported, "mlp bias");
     }
-    rs = json_object_get(root, "rope_scaling");
     c->rope = GLYD_ROPE_NONE;
     if (json_is_object(rs)) {
         const char* kind = json_string_value(json_object_get(rs, "rope_type"));

@@ -613,3 +613,59 @@ TEST(sampler_draws_follow_the_distribution)
         glyd_samplerFree(b);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Tiny random Qwen models against transformers                             */
+/* ------------------------------------------------------------------------ */
+
+/* tests/data/NAME: made by tools/tiny_models.py with transformers, whose
+ * fp32 logits on the bf16 weights are the reference. */
+static void check_tiny(const char* name, int packed)
+{
+    char dir[512], path[600], out[128], tmp[64] = "";
+    json_error_t e;
+    json_t* ref;
+    int tokens[64];
+    size_t n = 0, i, size;
+    float* logits;
+    uint8_t* want;
+    glyd_llm* m;
+    double worst = 0;
+    snprintf(dir, sizeof dir, "tests/data/%s", name);
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    ref = json_load_file(path, 0, &e);
+    CHECK(ref != NULL);
+    if (!ref) return;
+    for (i = 0; i < json_array_size(json_object_get(ref, "tokens")) && n < 64; i++)
+        tokens[n++] = (int)json_integer_value(json_array_get(json_object_get(ref, "tokens"), i));
+    json_decref(ref);
+    snprintf(path, sizeof path, "%s/reference_logits.f32", dir);
+    want = read_file(path, &size);
+    CHECK(want && size == n * 256 * 4);
+    if (packed) {
+        snprintf(tmp, sizeof tmp, "/tmp/glyd-test-XXXXXX");
+        CHECK(mkdtemp(tmp) != NULL);
+        snprintf(out, sizeof out, "%s/m.glyd", tmp);
+        CHECK_OK(glyd_packModel(dir, out, NULL));
+    }
+    m = open_model(packed ? out : dir, 0, 2, 1);
+    logits = (float*)malloc(n * 256 * sizeof(float));
+    if (m && logits && want && size == n * 256 * 4) {
+        CHECK_OK(glyd_llmForward(m, tokens, n, 0, logits, 1));
+        for (i = 0; i < n * 256; i++) {
+            float v;
+            memcpy(&v, want + 4 * i, 4);
+            if (!(fabs((double)v - logits[i]) <= worst)) worst = isnan(logits[i]) ? INFINITY : fabs((double)v - logits[i]);
+        }
+        if (worst >= 1e-3) fprintf(stderr, "# %s: max |difference| %g\n", name, worst);
+        CHECK(worst < 1e-3);
+    }
+    free(logits);
+    free(want);
+    glyd_llmClose(m);
+    if (packed) { remove(out); rmdir(tmp); }
+}
+
+TEST(engine_tiny_qwen2_against_transformers) { check_tiny("tiny-qwen2", 0); check_tiny("tiny-qwen2", 1); }
+TEST(engine_tiny_qwen3_against_transformers) { check_tiny("tiny-qwen3", 0); check_tiny("tiny-qwen3", 1); }
+TEST(engine_tiny_qwen3_yarn_against_transformers) { check_tiny("tiny-qwen3-yarn", 0); }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Makes the engine's test models: tiny random Qwen2, Qwen3 and Qwen3 with
+yarn rope scaling, in bf16 Hugging Face layout, with reference logits from
+transformers itself (fp32 compute on the bf16 weights).
+
+Run once, by hand (it needs torch and transformers from PyPI; it never runs
+in CI); its output is committed under tests/data/tiny-*:
+
+    pip install torch transformers safetensors
+    python3 tools/tiny_models.py tests/data
+
+Each folder holds config.json, model.safetensors and reference.json:
+{"tokens": [...], "logits": "reference_logits.f32"}, the logits being
+float32 little-endian, [tokens][vocab].
+"""
+import json
+import os
+import sys
+
+import torch
+from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
+
+COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
+              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+              rms_norm_eps=1e-6, hidden_act="silu", initializer_range=0.08, bos_token_id=1,
+              eos_token_id=2)
+
+MODELS = [
+    ("tiny-qwen2", Qwen2Config, Qwen2ForCausalLM,
+     dict(rope_theta=10000.0, tie_word_embeddings=False)),
+    ("tiny-qwen3", Qwen3Config, Qwen3ForCausalLM,
+     dict(head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True)),
+    ("tiny-qwen3-yarn", Qwen3Config, Qwen3ForCausalLM,
+     dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
+          rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})),
+]
+
+
+def make(out_root, name, config_cls, model_cls, extra, seed):
+    torch.manual_seed(seed)
+    config = config_cls(**COMMON, **extra)
+    model = model_cls(config)
+    with torch.no_grad():
+        # random biases and norm weights too, so that every path is exercised
+        for pname, p in model.named_parameters():
+            if pname.endswith("bias") or "norm" in pname:
+                p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "norm" in pname else 0.0))
+    model = model.to(torch.bfloat16)
+    out = os.path.join(out_root, name)
+    os.makedirs(out, exist_ok=True)
+    model.save_pretrained(out, safe_serialization=True)
+    for junk in ("generation_config.json",):
+        path = os.path.join(out, junk)
+        if os.path.exists(path):
+            os.remove(path)
+    # the reference: the saved bf16 weights loaded afresh and computed in
+    # fp32 (casting the model in memory would also round the rotary
+    # frequencies, a buffer, to bf16; loading computes them in fp32)
+    ref = model_cls.from_pretrained(out, dtype=torch.float32).eval()
+    g = torch.Generator().manual_seed(seed + 100)
+    tokens = torch.randint(0, COMMON["vocab_size"], (48,), generator=g).tolist()
+    with torch.no_grad():
+        logits = ref(torch.tensor([tokens])).logits[0].to(torch.float32).contiguous()
+    logits.numpy().astype("<f4").tofile(os.path.join(out, "reference_logits.f32"))
+    with open(os.path.join(out, "reference.json"), "w") as f:
+        json.dump({"tokens": tokens, "logits": "reference_logits.f32",
+                   "made_by": "tools/tiny_models.py, transformers " + __import__("transformers").__version__},
+                  f)
+    print(name, "logits", tuple(logits.shape), "max |logit|", float(logits.abs().max()))
+
+
+def main():
+    out_root = sys.argv[1] if len(sys.argv) > 1 else "tests/data"
+    for i, (name, cc, mc, extra) in enumerate(MODELS):
+        make(out_root, name, cc, mc, extra, seed=1234 + i)
+
+
+if __name__ == "__main__":
+    main()
