@@ -5,8 +5,10 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -22,6 +24,7 @@ static void usage(FILE* f)
         "  --dump-logits FILE   write every fed token's logits to FILE (float32,\n"
         "                       little-endian, [tokens][vocab])\n"
         "  -n N                 then generate N tokens greedily and print their ids\n"
+        "                       (in the chat: at most N tokens per reply)\n"
         "  --kv-dtype f32|bf16  KV cache precision (default bf16)\n"
         "  --ctx N              context length: positions the KV cache holds\n"
         "                       (default: the model's, or what the tokens need)\n"
@@ -32,7 +35,17 @@ static void usage(FILE* f)
         "  -v                   print the model's memory figures\n"
         "  -h, --help           this help\n"
         "\n"
-        "The chat (template, sampling) is not built yet: give token ids (glyd tokenize).\n");
+        "\n"
+        "Without --tokens: a chat in the terminal (ChatML, as Qwen models use it),\n"
+        "replies streamed; /reset forgets the conversation, /exit (or Ctrl-D) quits,\n"
+        "Ctrl-C stops a reply. The model needs its tokenizer.json.\n"
+        "  -p PROMPT            answer PROMPT once and exit\n"
+        "  --system TEXT        a system prompt\n"
+        "  --no-think           Qwen3: no thinking before the answer\n"
+        "  --temp T             temperature (default 0.6; 0 = greedy)\n"
+        "  --top-k K, --top-p P, --min-p P   (defaults 20, 0.95, 0)\n"
+        "  --repeat-penalty R   (default 1: none)\n"
+        "  --seed S             the sampler's seed (default: from the clock)\n");
 }
 
 typedef struct {
@@ -45,6 +58,12 @@ typedef struct {
     int plain;
     unsigned threads;
     int verbose;
+    /* the chat */
+    const char* prompt;       /* -p: one answer, then exit */
+    const char* system;
+    int noThink;
+    glyd_samplerParams sampling;
+    int seeded;
 } run_opts;
 
 static int parse_ull(const char* s, unsigned long long* v)
@@ -55,14 +74,51 @@ static int parse_ull(const char* s, unsigned long long* v)
     return errno || end == s || *end;
 }
 
+static int parse_float(const char* name, const char* s, float lo, float hi, float* v)
+{
+    char* end;
+    double const d = strtod(s, &end);
+    if (end == s || *end || !(d >= lo && d <= hi)) {
+        cli_error("%s: expected a number in %g..%g, got %s", name, lo, hi, s);
+        return 1;
+    }
+    *v = (float)d;
+    return 0;
+}
+
 static int parse(int argc, char** argv, run_opts* o)
 {
     int i;
     memset(o, 0, sizeof(*o));
+    /* Qwen3's recommended sampling for chat */
+    o->sampling.temperature = 0.6f;
+    o->sampling.topK = 20;
+    o->sampling.topP = 0.95f;
+    o->sampling.repetitionPenalty = 1.0f;
+    o->generate = -1;
     for (i = 2; i < argc; i++) {
         const char* const a = argv[i];
         unsigned long long v;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
+        else if (!strcmp(a, "-p") && i + 1 < argc) o->prompt = argv[++i];
+        else if (!strcmp(a, "--system") && i + 1 < argc) o->system = argv[++i];
+        else if (!strcmp(a, "--no-think")) o->noThink = 1;
+        else if (!strcmp(a, "--temp") && i + 1 < argc) {
+            if (parse_float("--temp", argv[++i], 0, 100, &o->sampling.temperature)) return 1;
+        } else if (!strcmp(a, "--top-k") && i + 1 < argc) {
+            if (parse_ull(argv[++i], &v) || v > 1000000) { cli_error("--top-k: expected a count, got %s", argv[i]); return 1; }
+            o->sampling.topK = (int)v;
+        } else if (!strcmp(a, "--top-p") && i + 1 < argc) {
+            if (parse_float("--top-p", argv[++i], 0, 1, &o->sampling.topP)) return 1;
+        } else if (!strcmp(a, "--min-p") && i + 1 < argc) {
+            if (parse_float("--min-p", argv[++i], 0, 1, &o->sampling.minP)) return 1;
+        } else if (!strcmp(a, "--repeat-penalty") && i + 1 < argc) {
+            if (parse_float("--repeat-penalty", argv[++i], 0.01f, 100, &o->sampling.repetitionPenalty)) return 1;
+        } else if (!strcmp(a, "--seed") && i + 1 < argc) {
+            if (parse_ull(argv[++i], &v)) { cli_error("--seed: expected a number, got %s", argv[i]); return 1; }
+            o->sampling.seed = v;
+            o->seeded = 1;
+        }
         else if (!strcmp(a, "--tokens") && i + 1 < argc) o->tokens = argv[++i];
         else if (!strcmp(a, "--dump-logits") && i + 1 < argc) o->dump = argv[++i];
         else if (!strcmp(a, "-n") && i + 1 < argc) {
@@ -136,6 +192,250 @@ static int argmax(const float* v, unsigned n)
     return (int)best;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The chat                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static volatile sig_atomic_t g_interrupted;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    g_interrupted = 1;
+}
+
+typedef struct {
+    glyd_llm* llm;
+    glyd_tokenizer* tok;
+    glyd_sampler* sampler;
+    glyd_llmInfo info;
+    const run_opts* o;
+    int* hist;                /* every token in the cache, in order */
+    size_t nbHist, capHist;
+    float* logits;
+    int imEnd, eos;
+    int open;                 /* the last assistant message has no <|im_end|> yet */
+    unsigned char pending[8]; /* the start of a UTF-8 character not printed yet */
+    size_t nbPending;
+} chat;
+
+/* Prints a token's bytes, holding back an unfinished UTF-8 character. */
+static void put_bytes(chat* c, const unsigned char* b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned char const x = b[i];
+        size_t need;
+        if (c->nbPending == 0 && x < 0x80) { putchar(x); continue; }
+        if (c->nbPending == sizeof c->pending) { fwrite(c->pending, 1, c->nbPending, stdout); c->nbPending = 0; }
+        c->pending[c->nbPending++] = x;
+        need = c->pending[0] >= 0xF0 ? 4 : c->pending[0] >= 0xE0 ? 3 : c->pending[0] >= 0xC0 ? 2 : 1;
+        if (c->nbPending >= need) {
+            fwrite(c->pending, 1, c->nbPending, stdout);
+            c->nbPending = 0;
+        }
+    }
+    fflush(stdout);
+}
+
+static void flush_bytes(chat* c)
+{
+    fwrite(c->pending, 1, c->nbPending, stdout);
+    c->nbPending = 0;
+    fflush(stdout);
+}
+
+/* Feeds ids after the cache's tokens; the logits of the last one are ready. */
+static int feed(chat* c, const int* ids, size_t n)
+{
+    size_t err;
+    if (c->nbHist + n > c->info.contextLength) {
+        cli_error("run: the conversation fills the context (%llu positions): /reset, or a larger --ctx",
+                  c->info.contextLength);
+        return 1;
+    }
+    if (c->nbHist + n > c->capHist) {
+        size_t const cap = (c->nbHist + n) * 2;
+        int* const h = (int*)realloc(c->hist, cap * sizeof(int));
+        if (!h) { cli_error("out of memory"); return 1; }
+        c->hist = h;
+        c->capHist = cap;
+    }
+    err = glyd_llmForward(c->llm, ids, n, c->nbHist, c->logits, 0);
+    if (glyd_isError(err)) { cli_error("run: %s", glyd_getErrorName(err)); return 1; }
+    memcpy(c->hist + c->nbHist, ids, n * sizeof(int));
+    c->nbHist += n;
+    return 0;
+}
+
+/* One user message and the streamed reply. Returns 0, or 1 after an error. */
+static int turn(chat* c, const char* message)
+{
+    size_t const cap = strlen(message) + (c->o->system ? strlen(c->o->system) : 0) + 256;
+    char* const text = (char*)malloc(cap);
+    int* ids = NULL;
+    size_t nb = 0, err;
+    long produced = 0;
+    int next;
+    if (!text) { cli_error("out of memory"); return 1; }
+    text[0] = 0;
+    if (c->open) strcat(text, "<|im_end|>\n");
+    if (c->nbHist == 0 && c->o->system)
+        snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>system\n%s<|im_end|>\n", c->o->system);
+    snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n%s",
+             message, c->o->noThink ? "<think>\n\n</think>\n\n" : "");
+    err = glyd_tokenizerEncode(c->tok, text, strlen(text), &ids, &nb);
+    free(text);
+    if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); return 1; }
+    if (feed(c, ids, nb)) { free(ids); return 1; }
+    free(ids);
+    c->open = 1;
+    g_interrupted = 0;
+    next = glyd_samplerSample(c->sampler, c->logits, c->hist, c->nbHist);
+    while (!g_interrupted && (c->o->generate < 0 || produced < c->o->generate)) {
+        const unsigned char* b;
+        size_t n;
+        if (next == c->imEnd || next == c->eos) break;
+        if (!glyd_isError(glyd_tokenizerBytes(c->tok, next, &b, &n))) put_bytes(c, b, n);
+        if (feed(c, &next, 1)) { flush_bytes(c); return 1; }
+        produced++;
+        next = glyd_samplerSample(c->sampler, c->logits, c->hist, c->nbHist);
+    }
+    flush_bytes(c);
+    printf("\n");
+    fflush(stdout);
+    return 0;
+}
+
+/* A line of standard input, without its newline; NULL at the end. An
+ * interrupted read returns "" with *interrupted set. */
+static char* read_line(int* interrupted)
+{
+    size_t cap = 256, n = 0;
+    char* line = (char*)malloc(cap);
+    int ch;
+    *interrupted = 0;
+    if (!line) return NULL;
+    for (;;) {
+        errno = 0;
+        ch = getchar();
+        if (ch == EOF) {
+            if (errno == EINTR || g_interrupted) {
+                clearerr(stdin);
+                g_interrupted = 0;
+                *interrupted = 1;
+                n = 0;
+                break;
+            }
+            if (n == 0) { free(line); return NULL; }
+            break;
+        }
+        if (ch == '\n') break;
+        if (n + 1 == cap) {
+            char* const l2 = (char*)realloc(line, cap *= 2);
+            if (!l2) { free(line); return NULL; }
+            line = l2;
+        }
+        line[n++] = (char)ch;
+    }
+    line[n] = 0;
+    return line;
+}
+
+static int chat_main(const run_opts* o)
+{
+    glyd_llmParams p;
+    cli_options co;
+    cli_progress prog;
+    chat c;
+    char message[512] = "";
+    size_t err;
+    int rc = 1;
+    int const tty = isatty(0);
+    struct sigaction sa;
+    glyd_samplerParams sp = o->sampling;
+
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.tok = glyd_tokenizerOpen(o->model, message, sizeof message, &err);
+    if (!c.tok) { cli_error("%s (the chat needs the model's tokenizer; --tokens IDS runs without one)", message); return 1; }
+    memset(&co, 0, sizeof(co));
+    co.verbosity = 1;
+    co.progress = -1;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = o->threads;
+    p.kvF32 = o->kvF32;
+    p.plainWeights = o->plain;
+    p.contextLength = o->ctx;
+    p.message = message;
+    p.messageCapacity = sizeof message;
+    cli_progressStart(&prog, &co, "packing weights", 0);
+    p.progress = on_progress;
+    p.opaque = &prog;
+    c.llm = glyd_llmOpen(o->model, &p, &err);
+    cli_progressEnd(&prog);
+    if (!c.llm) { cli_error("%s", message[0] ? message : glyd_getErrorName(err)); goto done; }
+    glyd_llmGetInfo(c.llm, &c.info);
+    {
+        char a[32], b[32], k[32];
+        fprintf(stderr, "%s: %s; weights %s in memory, %.0f%% of their %s in bf16; KV cache %s for "
+                        "%llu positions\n",
+                o->model, c.info.architecture, cli_size(a, sizeof a, c.info.weightBytes),
+                100.0 * (double)c.info.weightBytes / (double)c.info.weightBytesBf16,
+                cli_size(b, sizeof b, c.info.weightBytesBf16), cli_size(k, sizeof k, c.info.kvBytes),
+                c.info.contextLength);
+    }
+    c.imEnd = glyd_tokenizerFind(c.tok, "<|im_end|>");
+    c.eos = (int)c.info.eosToken;
+    if (c.imEnd < 0 || glyd_tokenizerFind(c.tok, "<|im_start|>") < 0) {
+        cli_error("run: the tokenizer has no <|im_start|> and <|im_end|>: the chat speaks ChatML");
+        goto done;
+    }
+    if (!o->seeded) sp.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
+    c.sampler = glyd_samplerCreate(&sp, c.info.vocabSize);
+    c.logits = (float*)malloc(c.info.vocabSize * sizeof(float));
+    if (!c.sampler || !c.logits) { cli_error("out of memory"); goto done; }
+
+    /* Ctrl-C stops the reply, not the program */
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+
+    if (o->prompt) {
+        rc = turn(&c, o->prompt);
+        goto done;
+    }
+    if (tty) fprintf(stderr, "/reset forgets the conversation, /exit quits; Ctrl-C stops a reply.\n");
+    for (;;) {
+        int interrupted;
+        char* line;
+        if (tty) { fputs("> ", stdout); fflush(stdout); }
+        line = read_line(&interrupted);
+        if (!line) break;
+        if (interrupted) { free(line); printf("\n(/exit quits)\n"); continue; }
+        if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) { free(line); break; }
+        if (!strcmp(line, "/reset")) {
+            c.nbHist = 0;
+            c.open = 0;
+            free(line);
+            fprintf(stderr, "(conversation forgotten)\n");
+            continue;
+        }
+        if (line[0] && turn(&c, line)) {
+            /* a full context: the user can /reset */
+        }
+        free(line);
+    }
+    rc = 0;
+done:
+    free(c.logits);
+    free(c.hist);
+    glyd_samplerFree(c.sampler);
+    glyd_llmClose(c.llm);
+    glyd_tokenizerFree(c.tok);
+    return rc;
+}
+
 int cli_run(int argc, char** argv)
 {
     run_opts o;
@@ -152,10 +452,7 @@ int cli_run(int argc, char** argv)
     int rc = 1;
 
     if (parse(argc, argv, &o)) return 1;
-    if (!o.tokens) {
-        cli_error("run: the chat is not built yet: give --tokens \"IDS\" (glyd tokenize MODEL --file F gives them)");
-        return 1;
-    }
+    if (!o.tokens) return chat_main(&o);
     nbIds = parse_ids(o.tokens, &ids);
     if (nbIds < 0) return 1;
     if (nbIds == 0) { cli_error("--tokens: no token id"); free(ids); return 1; }
@@ -190,6 +487,7 @@ int cli_run(int argc, char** argv)
                 100.0 * (double)info.weightBytes / (double)info.weightBytesBf16,
                 cli_size(c, sizeof c, info.kvBytes), info.contextLength);
     }
+    if (o.generate < 0) o.generate = 0;
     if ((unsigned long long)nbIds + (unsigned long long)o.generate > info.contextLength) {
         cli_error("run: %ld tokens do not fit the context of %llu positions (--ctx)", nbIds + o.generate,
                   info.contextLength);

@@ -548,7 +548,9 @@ typedef struct glyd_llm_s glyd_llm;
 
 typedef struct {
     unsigned nbThreads;              /* 0: every core */
-    unsigned long long contextLength;/* positions the KV cache holds; 0: the model's own */
+    unsigned long long contextLength;/* positions the KV cache holds; 0: the model's own, or
+                                      * less when the cache would take over a quarter of the
+                                      * memory available */
     int kvF32;                       /* 1: keys and values cached in fp32; 0: bf16 */
     /* A Hugging Face folder's weights: 0 = coded in memory at load (packed
      * on the fly), 1 = used as they are (bf16, mapped). Packed models are

@@ -443,6 +443,31 @@ static size_t alloc_state(glyd_llm* m)
     return 0;
 }
 
+/* Bytes the system could give now (MemAvailable), 0 if unknown. */
+static unsigned long long available_memory(void)
+{
+    FILE* const f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    if (!f) return 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1) break;
+    fclose(f);
+    return kb * 1024;
+}
+
+/* The model's context, or less: the cache may take a quarter of the
+ * memory available (the weights and the rest of the system need the
+ * remainder), and never under 256 positions. */
+static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
+{
+    unsigned long long const perPos = 2ULL * c->nbLayers * c->nbKvHeads * c->headDim * (kvF32 ? 4 : 2);
+    unsigned long long const avail = available_memory();
+    unsigned long long ctx = c->maxPositions;
+    if (avail && perPos && ctx > avail / 4 / perPos) ctx = GLYD_MAX(avail / 4 / perPos, 256ULL);
+    return GLYD_MIN(ctx, (unsigned long long)c->maxPositions);
+}
+
 glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
 {
     glyd_llm* const m = (glyd_llm*)calloc(1, sizeof(glyd_llm));
@@ -487,7 +512,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         glyd_llmConfig const* const c = &m->cfg;
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
         snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
-        m->ctx = p && p->contextLength ? p->contextLength : c->maxPositions;
+        m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         r = load_weights(m, p);
     }
     if (!glyd_isError(r)) r = alloc_state(m);

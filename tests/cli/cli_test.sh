@@ -1206,6 +1206,20 @@ sys.exit(0 if got == ref[1:] else 1)"
         skip "run: greedy continuation from BOS is the reference's" "no python3"
     fi
 
+    # the chat through a pseudo-terminal (python3's pty module)
+    if command -v python3 >/dev/null; then
+        fresh chat
+        while IFS= read -r line; do
+            case "$line" in
+                "ok - "*) ok "${line#ok - }" ;;
+                "FAIL - "*) bad "${line#FAIL - }" "see above" ;;
+                *) echo "# $line" ;;
+            esac
+        done < <(timeout 600 python3 "$REPO/tests/cli/chat_pty.py" "$GLYD" "$FIX" "$PWD" 2>&1)
+    else
+        skip "chat through a pseudo-terminal" "no python3"
+    fi
+
     begin "run: clear one-line errors, no partial logits file"
     fresh run3
     run "$GLYD" run nowhere --tokens 1; want_rc 1
@@ -1221,7 +1235,7 @@ sys.exit(0 if got == ref[1:] else 1)"
     run "$GLYD" run "$FIX" --kv-dtype f16 --tokens 1; want_rc 1
     want_err "kv-dtype"
     run "$GLYD" run "$FIX"; want_rc 1
-    want_err "--tokens"; want_err_lines 1
+    want_err "tokenizer.json"; want_err "--tokens"; want_err_lines 1
     finish
 else
     skip "packed models" "fixtures missing"
