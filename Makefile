@@ -159,6 +159,16 @@ $(BUILD)/bench_tensor: bench/bench_tensor.c $(BUILD)/libglyd.a
 bench-tensor: all $(BUILD)/bench_tensor
 	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),$(FIXTURE)/model.safetensors) $(BENCH_ARGS)
 
+# The engine on compressed against plain bf16 weights, on a synthetic
+# 0.5B-shaped model (made once in $(BUILD)/synth-0.5b; ENGINE_MODEL to
+# bench another): decode and prompt tokens/s, resident memory.
+$(BUILD)/bench_engine: bench/bench_engine.c $(BUILD)/libglyd.a
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
+	$(Q)test -n "$(ENGINE_MODEL)" || test -e $(BUILD)/synth-0.5b/config.json || \
+	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+	$(Q)$(BUILD)/bench_engine $(or $(ENGINE_MODEL),$(BUILD)/synth-0.5b) $(BENCH_ARGS)
+
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model
 $(BUILD)/synth_model: tools/synth_model.c $(BUILD)/libglyd.a

@@ -154,12 +154,17 @@ static size_t load_matrix(glyd_llm* m, const glyd_llmParams* p, glyd_matrix* w, 
         } else {
             /* packed on the fly: the blob a packed model would hold */
             size_t const cap = glyd_tensorCompressBound((size_t)(rows * cols), GLYD_DTYPE_BF16);
-            uint8_t* const blob = (uint8_t*)malloc(cap);
+            uint8_t* blob = (uint8_t*)malloc(cap);
             size_t r;
             RETURN_ERROR_IF(!blob, memory_allocation, "weights");
             r = glyd_tensorCompress(blob, cap, t.data, (size_t)(rows * cols), GLYD_DTYPE_BF16, (size_t)cols,
                                     glyd_tensor_auto, m->nbThreads);
-            if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, r, rows, cols);
+            if (!glyd_isError(r)) {
+                /* the blob is far smaller than its bound: give the rest back */
+                uint8_t* const fit = (uint8_t*)realloc(blob, r);
+                if (fit) blob = fit;
+                r = glyd_matrixCoded(w, blob, r, rows, cols);
+            }
             if (glyd_isError(r)) {
                 free(blob);
                 say(p, "tensor %s: %s", name, glyd_getErrorName(r));
@@ -514,6 +519,18 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         r = load_weights(m, p);
+    }
+    if (!glyd_isError(r) && !m->plain && m->maps) {
+        /* every matrix now lives in its own blob and every vector in
+         * floats: the folder's mapped pages are no longer needed */
+        size_t i;
+        for (i = 0; i < m->nbSt; i++) glyd_stFree(&m->sts[i]);
+        for (i = 0; i < m->nbMaps; i++) if (m->maps[i].data) glyd_unmapFile(&m->maps[i]);
+        free(m->sts);
+        free(m->maps);
+        m->sts = NULL;
+        m->maps = NULL;
+        m->nbSt = m->nbMaps = 0;
     }
     if (!glyd_isError(r)) r = alloc_state(m);
     if (glyd_isError(r)) {

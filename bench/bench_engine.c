@@ -1,0 +1,165 @@
+/*
+ * bench_engine.c: the engine on compressed weights against the same engine
+ * on plain bf16 weights: decode tokens/s at batch 1, prompt tokens/s, and
+ * the resident memory the weights take. Each form runs in its own process
+ * (so that resident memory is its own), the two in turns.
+ *
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]
+ *
+ * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
+ * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
+ * memory at load for the compressed runs and mapped as they are for the
+ * plain ones; a packed model runs compressed only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "glyd.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Resident kB of this process (VmRSS) and its peak (VmHWM). */
+static void rss_kb(long* now, long* peak)
+{
+    FILE* const f = fopen("/proc/self/status", "r");
+    char line[256];
+    *now = *peak = 0;
+    if (!f) return;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "VmRSS: %ld kB", now);
+        sscanf(line, "VmHWM: %ld kB", peak);
+    }
+    fclose(f);
+}
+
+typedef struct {
+    double decode, prompt;   /* tokens/s */
+    long rssWeights;         /* kB resident after loading and one token, minus before */
+    unsigned long long weightBytes, bf16Bytes;
+} result;
+
+/* One form in a child process; the result comes back through a pipe. */
+static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
+{
+    int fds[2];
+    pid_t pid;
+    if (pipe(fds) != 0) return 1;
+    pid = fork();
+    if (pid < 0) return 1;
+    if (pid == 0) {
+        glyd_llmParams p;
+        glyd_llmInfo info;
+        glyd_llm* m;
+        size_t err;
+        char msg[512] = "";
+        long before, after, peak;
+        float* logits;
+        int* toks;
+        int i, tok = 1;
+        double t0;
+        result r;
+        memset(&r, 0, sizeof r);
+        memset(&p, 0, sizeof p);
+        p.nbThreads = threads;
+        p.plainWeights = plain;
+        p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
+        p.message = msg;
+        p.messageCapacity = sizeof msg;
+        rss_kb(&before, &peak);
+        m = glyd_llmOpen(model, &p, &err);
+        if (!m) { fprintf(stderr, "bench_engine: %s\n", msg); _exit(1); }
+        glyd_llmGetInfo(m, &info);
+        logits = (float*)malloc(info.vocabSize * sizeof(float));
+        toks = (int*)malloc((size_t)nbPrompt * sizeof(int));
+        for (i = 0; i < nbPrompt; i++) toks[i] = (int)((i * 7919u + 13) % info.vocabSize);
+        /* a prompt, then tokens one at a time, each the previous one's argmax */
+        t0 = now_s();
+        if (glyd_isError(glyd_llmForward(m, toks, (size_t)nbPrompt, 0, logits, 0))) _exit(1);
+        r.prompt = nbPrompt / (now_s() - t0);
+        rss_kb(&after, &peak);
+        r.rssWeights = after - before;
+        t0 = now_s();
+        for (i = 0; i < nbDecode; i++) {
+            unsigned k, best = 0;
+            for (k = 1; k < info.vocabSize; k++) if (logits[k] > logits[best]) best = k;
+            tok = (int)best;
+            if (glyd_isError(glyd_llmForward(m, &tok, 1, (size_t)(nbPrompt + i), logits, 0))) _exit(1);
+        }
+        r.decode = nbDecode / (now_s() - t0);
+        r.weightBytes = info.weightBytes;
+        r.bf16Bytes = info.weightBytesBf16;
+        if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
+        _exit(0);
+    }
+    close(fds[1]);
+    {
+        ssize_t const n = read(fds[0], out, sizeof *out);
+        int st;
+        close(fds[0]);
+        waitpid(pid, &st, 0);
+        return n == (ssize_t)sizeof *out && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    }
+}
+
+int main(int argc, char** argv)
+{
+    const char* model = NULL;
+    int nbDecode = 16, nbPrompt = 16, rounds = 2, i, r;
+    unsigned threads = 0;
+    result best[2];
+    for (i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tokens") && i + 1 < argc) nbDecode = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--prompt") && i + 1 < argc) nbPrompt = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strncmp(argv[i], "-T", 2)) threads = (unsigned)atoi(argv[i] + 2);
+        else if (argv[i][0] != '-' && !model) model = argv[i];
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]\n"); return 2; }
+    }
+    if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]\n");
+        return 2;
+    }
+    memset(best, 0, sizeof best);
+    for (r = 0; r < rounds; r++) {
+        int form;
+        for (form = 0; form < 2; form++) { /* 0 compressed, 1 plain, in turns */
+            result x;
+            if (measure(model, form, threads, nbDecode, nbPrompt, &x)) {
+                if (form == 1 && r == 0) { fprintf(stderr, "bench_engine: no plain run (a packed model?)\n"); break; }
+                fprintf(stderr, "bench_engine: a run failed\n");
+                return 1;
+            }
+            if (x.decode > best[form].decode) best[form].decode = x.decode;
+            if (x.prompt > best[form].prompt) best[form].prompt = x.prompt;
+            best[form].rssWeights = x.rssWeights;
+            best[form].weightBytes = x.weightBytes;
+            best[form].bf16Bytes = x.bf16Bytes;
+        }
+    }
+    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d\n\n", model,
+                        threads, nbPrompt, nbDecode, rounds);
+    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d\n\n", model, nbPrompt,
+                nbDecode, rounds);
+    printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after loading |\n");
+    printf("| --- | ---: | ---: | ---: | ---: |\n");
+    printf("| compressed | %.2f | %.2f | %.1f MiB (%.3f of bf16) | %.1f MiB |\n", best[0].decode, best[0].prompt,
+           best[0].weightBytes / 1048576.0, (double)best[0].weightBytes / (double)best[0].bf16Bytes,
+           best[0].rssWeights / 1024.0);
+    if (best[1].decode > 0) {
+        printf("| plain bf16 | %.2f | %.2f | %.1f MiB | %.1f MiB |\n", best[1].decode, best[1].prompt,
+               best[1].weightBytes / 1048576.0, best[1].rssWeights / 1024.0);
+        printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, resident memory %.3fx\n",
+               best[0].decode / best[1].decode, best[0].prompt / best[1].prompt,
+               (double)best[0].rssWeights / (double)best[1].rssWeights);
+    }
+    return 0;
+}
