@@ -98,7 +98,9 @@ valgrind: all $(BUILD)/unit_tests
 	    varint bits pool histogram fse_ huffman_round sequence repeat block_coder \
 	    small_inputs empty one_byte streaming flush custom concatenated frame_queries \
 	    segments parameters pledged wrong_checksum forged small_destination \
-	    tensor_ safetensors hf_config pack_ packed_index damaged_packed
+	    tensor_ safetensors hf_config pack_ packed_index damaged_packed \
+	    engine_stories260k_logits_from_packed engine_refuses engine_tiny_qwen3_yarn \
+	    tokenizer_from sampler_rules
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
