@@ -270,46 +270,6 @@ static size_t read_small_file(const char* path, char** text, size_t* size)
     return 0;
 }
 
-typedef struct { char* data; size_t size, cap; } grow_buf;
-
-static size_t grow_write(void* opaque, const void* data, size_t size)
-{
-    grow_buf* const b = (grow_buf*)opaque;
-    if (b->size + size + 1 > b->cap) {
-        size_t const cap = (b->size + size + 1) * 2;
-        char* const d = (char*)realloc(b->data, cap);
-        RETURN_ERROR_IF(!d, memory_allocation, "file");
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-    b->data[b->size] = 0;
-    return 0;
-}
-
-/* config.json of the packed model. */
-static size_t packed_config(glyd_llm* m, char** text, size_t* size)
-{
-    size_t const n = glyd_modelNbFiles(m->packed);
-    size_t f;
-    for (f = 0; f < n; f++) {
-        glyd_modelFileInfo fi;
-        glyd_modelGetFile(m->packed, f, &fi);
-        if (!strcmp(fi.path, "config.json")) {
-            grow_buf b = { NULL, 0, 0 };
-            size_t const r = glyd_modelExtractFile(m->packed, f, grow_write, &b, 1);
-            if (glyd_isError(r)) { free(b.data); return r; }
-            if (!b.data) b.data = (char*)calloc(1, 1);
-            RETURN_ERROR_IF(!b.data, memory_allocation, "config");
-            *text = b.data;
-            *size = b.size;
-            return 0;
-        }
-    }
-    RETURN_ERROR(model_invalid, "no config.json");
-}
-
 static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
 /* Maps every safetensors file of the folder. */
@@ -501,7 +461,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         if (p) { pp.message = p->message; pp.messageCapacity = p->messageCapacity; }
         m->packed = glyd_modelOpen(path, &pp, &r);
         if (m->packed) {
-            r = packed_config(m, &text, &textSize);
+            r = glyd_modelReadFile(m->packed, "config.json", &text, &textSize);
             if (glyd_isError(r)) say(p, "%s: the packed model holds no config.json", path);
         }
     } else {

@@ -589,41 +589,21 @@ size_t glyd_tokenizerVocabSize(const glyd_tokenizer* t) { return t->nbIds; }
 /* Opening                                                                  */
 /* ------------------------------------------------------------------------ */
 
-typedef struct { char* data; size_t size, cap; } text_buf;
-
-static size_t text_write(void* opaque, const void* data, size_t size)
-{
-    text_buf* const b = (text_buf*)opaque;
-    if (b->size + size + 1 > b->cap) {
-        size_t const cap = (b->size + size + 1) * 2;
-        char* const d = (char*)realloc(b->data, cap);
-        RETURN_ERROR_IF(!d, memory_allocation, "tokenizer.json");
-        b->data = d;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->size, data, size);
-    b->size += size;
-    return 0;
-}
-
 glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t cap, size_t* error)
 {
-    text_buf b = { NULL, 0, 0 };
+    char* text = NULL;
+    size_t textSize = 0;
     glyd_tokenizer* t = NULL;
     char why[256] = "";
     size_t r = 0;
     *error = 0;
     if (glyd_isPackedModel(path)) {
         glyd_model* const m = glyd_modelOpen(path, NULL, &r);
-        size_t f, n = m ? glyd_modelNbFiles(m) : 0;
-        for (f = 0; f < n; f++) {
-            glyd_modelFileInfo fi;
-            glyd_modelGetFile(m, f, &fi);
-            if (!strcmp(fi.path, "tokenizer.json")) break;
-        }
-        if (m && f == n) r = GLYD_ERROR(model_invalid), snprintf(why, sizeof why, "%.200s holds no tokenizer.json", path);
-        else if (m) r = glyd_modelExtractFile(m, f, text_write, &b, 1);
-        else snprintf(why, sizeof why, "%.200s: %s", path, glyd_getErrorName(r));
+        if (m) r = glyd_modelReadFile(m, "tokenizer.json", &text, &textSize);
+        if (m && glyd_getErrorCode(r) == GLYD_error_io_failed)
+            snprintf(why, sizeof why, "%.200s holds no tokenizer.json", path);
+        else if (glyd_isError(r))
+            snprintf(why, sizeof why, "%.200s: %s", path, glyd_getErrorName(r));
         glyd_modelClose(m);
     } else {
         char full[4096];
@@ -635,19 +615,21 @@ glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t cap, 
         if (glyd_isError(r)) {
             snprintf(why, sizeof why, "%.200s: cannot read it", full);
         } else {
-            r = text_write(&b, mf.data, mf.size);
+            text = (char*)malloc(mf.size + 1);
+            if (text) { memcpy(text, mf.data, mf.size); textSize = mf.size; }
+            else r = GLYD_ERROR(memory_allocation);
             glyd_unmapFile(&mf);
         }
     }
     if (!glyd_isError(r)) {
-        t = glyd_tokenizerLoad(b.data ? b.data : "", b.size, why, sizeof why, &r);
+        t = glyd_tokenizerLoad(text ? text : "", textSize, why, sizeof why, &r);
         if (!t && why[0]) {
             char w2[256];
             snprintf(w2, sizeof w2, "%.100s: %.150s", path, why);
             memcpy(why, w2, sizeof why);
         }
     }
-    free(b.data);
+    free(text);
     if (!t) {
         if (!glyd_isError(r)) r = GLYD_ERROR(GENERIC);
         if (message && cap) snprintf(message, cap, "%s", why[0] ? why : glyd_getErrorName(r));

@@ -127,6 +127,11 @@ glyd_model* glyd_modelOpenBytes(const void* data, size_t size, const glyd_packPa
 int glyd_modelTensorStored(const glyd_model* model, size_t file, size_t tensor, const uint8_t** blob,
                            size_t* size);
 
+/* One file of the packed model (config.json, tokenizer.json, ...), whole,
+ * checked and NUL-terminated in *data (the caller frees it). io_failed
+ * when the model has no file at path. */
+size_t glyd_modelReadFile(const glyd_model* model, const char* path, char** data, size_t* size);
+
 /* Formats the one-line reason of a failure into params->message. */
 void glyd_packMessage(const glyd_packParams* p, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -462,3 +462,41 @@ size_t glyd_modelExtractFile(const glyd_model* model, size_t file, glyd_writeFun
     RETURN_ERROR_IF(XXH3_64bits_digest(&h) != f->checksum, checksum_wrong, "file checksum");
     return (size_t)f->size;
 }
+
+typedef struct { char* data; size_t size, cap; } file_buf;
+
+static size_t file_buf_write(void* opaque, const void* data, size_t size)
+{
+    file_buf* const b = (file_buf*)opaque;
+    if (b->size + size + 1 > b->cap) {
+        size_t const cap = (b->size + size + 1) * 2;
+        char* const d = (char*)realloc(b->data, cap);
+        RETURN_ERROR_IF(!d, memory_allocation, "file");
+        b->data = d;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->size, data, size);
+    b->size += size;
+    b->data[b->size] = 0;
+    return 0;
+}
+
+size_t glyd_modelReadFile(const glyd_model* model, const char* path, char** data, size_t* size)
+{
+    size_t f;
+    *data = NULL;
+    *size = 0;
+    for (f = 0; f < model->nbFiles; f++) {
+        if (strcmp(model->files[f].path, path) == 0) {
+            file_buf b = { NULL, 0, 0 };
+            size_t const r = glyd_modelExtractFile(model, f, file_buf_write, &b, 1);
+            if (glyd_isError(r)) { free(b.data); return r; }
+            if (!b.data) b.data = (char*)calloc(1, 1);
+            RETURN_ERROR_IF(!b.data, memory_allocation, "file");
+            *data = b.data;
+            *size = b.size;
+            return 0;
+        }
+    }
+    RETURN_ERROR(io_failed, "no such file in the packed model");
+}
