@@ -47,13 +47,20 @@ struct glyd_llm_s {
     int kvF32;
     void* kCache;               /* (nbLayers, ctx, nbKvHeads * headDim), fp32 or bf16 */
     void* vCache;
-    float *x, *xb, *xb2;        /* (dim) */
-    float *q, *att;             /* (nbHeads * headDim), (nbHeads * ctx) */
-    float *k, *v;               /* (nbKvHeads * headDim) */
-    float *hb, *hb2;            /* (hidden) */
+    /* activations of a batch of up to GLYD_BATCH tokens, one row each */
+    float *x, *xn, *xb2;        /* (batch, dim) */
+    float* ao;                  /* (batch, nbHeads * headDim): attention's output */
+    float *q;                   /* (batch, nbHeads * headDim) */
+    float *k, *v;               /* (batch, nbKvHeads * headDim) */
+    float *hb, *hb2;            /* (batch, hidden) */
+    float* att;                 /* (nbHeads, ctx) */
     float* invFreq;             /* (headDim / 2) */
     float ropeScale;
 };
+
+/* Prompt tokens run through each layer together, so that a matrix unit
+ * decoded once serves them all. */
+#define GLYD_BATCH 32
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
@@ -376,18 +383,19 @@ static size_t alloc_state(glyd_llm* m)
     unsigned t, l;
     m->kCache = calloc(cacheElems, elem);
     m->vCache = calloc(cacheElems, elem);
-    m->x = (float*)calloc(c->dim, sizeof(float));
-    m->xb = (float*)calloc(GLYD_MAX((size_t)c->dim, qDim), sizeof(float));
-    m->xb2 = (float*)calloc(c->dim, sizeof(float));
-    m->q = (float*)calloc(qDim, sizeof(float));
-    m->k = (float*)calloc(kvDim, sizeof(float));
-    m->v = (float*)calloc(kvDim, sizeof(float));
+    m->x = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
+    m->xn = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
+    m->xb2 = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
+    m->ao = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
+    m->q = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
+    m->k = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
+    m->v = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
     m->att = (float*)calloc((size_t)c->nbHeads * (size_t)m->ctx, sizeof(float));
-    m->hb = (float*)calloc(c->hidden, sizeof(float));
-    m->hb2 = (float*)calloc(c->hidden, sizeof(float));
+    m->hb = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
+    m->hb2 = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->invFreq = (float*)calloc(c->headDim / 2, sizeof(float));
     m->scratch = (glyd_decodeScratch*)calloc(m->nbThreads, sizeof(glyd_decodeScratch));
-    RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xb || !m->xb2 || !m->q || !m->k || !m->v ||
+    RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xn || !m->xb2 || !m->ao || !m->q || !m->k || !m->v ||
                     !m->att || !m->hb || !m->hb2 || !m->invFreq || !m->scratch,
                     memory_allocation, "model state");
     glyd_ropeFrequencies(c, m->invFreq, &m->ropeScale);
@@ -524,7 +532,7 @@ void glyd_llmClose(glyd_llm* m)
     if (m->scratch) for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
     free(m->scratch);
     free(m->kCache); free(m->vCache);
-    free(m->x); free(m->xb); free(m->xb2); free(m->q); free(m->k); free(m->v); free(m->att);
+    free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
     free(m->hb); free(m->hb2); free(m->invFreq);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
@@ -562,35 +570,38 @@ size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
 typedef struct {
     const glyd_matrix* w;
     const float* x;
+    size_t nbVec;
     float* y;
     uint64_t r0, r1;
     glyd_decodeScratch* s;
     size_t result;
-} matvec_job;
+} matmul_job;
 
-static void matvec_run(void* arg)
+static void matmul_run(void* arg)
 {
-    matvec_job* const j = (matvec_job*)arg;
-    j->result = glyd_matvecRows(j->w, j->x, j->y, j->r0, j->r1, j->s);
+    matmul_job* const j = (matmul_job*)arg;
+    j->result = glyd_matmulRows(j->w, j->x, j->nbVec, j->y, j->r0, j->r1, j->s);
 }
 
-/* y = W x on the engine's threads, rows split on unit boundaries. */
-static size_t matvec(glyd_llm* m, const glyd_matrix* w, const float* x, float* y)
+/* Y = X W^T for the nbVec rows of X, on the engine's threads, rows of W
+ * split on unit boundaries. */
+static size_t matmul(glyd_llm* m, const glyd_matrix* w, const float* x, size_t nbVec, float* y)
 {
-    matvec_job jobs[256];
+    matmul_job jobs[256];
     uint64_t const align = glyd_matrixRowAlign(w);
     uint64_t const groups = (w->rows + align - 1) / align;
     unsigned const nbJobs = (unsigned)GLYD_MIN((uint64_t)m->nbThreads, groups);
     unsigned j;
-    if (nbJobs <= 1 || !m->pool) return glyd_matvecRows(w, x, y, 0, w->rows, &m->scratch[0]);
+    if (nbJobs <= 1 || !m->pool) return glyd_matmulRows(w, x, nbVec, y, 0, w->rows, &m->scratch[0]);
     for (j = 0; j < nbJobs; j++) {
         jobs[j].w = w;
         jobs[j].x = x;
+        jobs[j].nbVec = nbVec;
         jobs[j].y = y;
         jobs[j].r0 = GLYD_MIN(groups * j / nbJobs * align, w->rows);
         jobs[j].r1 = GLYD_MIN(groups * (j + 1) / nbJobs * align, w->rows);
         jobs[j].s = &m->scratch[j];
-        glyd_poolAdd(m->pool, matvec_run, &jobs[j]);
+        glyd_poolAdd(m->pool, matmul_run, &jobs[j]);
     }
     glyd_poolWait(m->pool);
     for (j = 0; j < nbJobs; j++) FORWARD_IF_ERROR(jobs[j].result);
@@ -650,77 +661,101 @@ static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src
     for (k = 0; k < n; k++) ((uint16_t*)cache)[i + k] = f32_to_bf16(src[k]);
 }
 
-/* One token at position pos; its logits into `logits`. */
-static size_t forward_token(glyd_llm* m, int token, size_t pos, float* logits)
+/* Attention of one token at position pos, whose q is given, over the
+ * cached keys and values of positions 0..pos: its output into out. */
+static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t pos, float* outAll)
 {
     glyd_llmConfig const* const c = &m->cfg;
-    size_t const dim = c->dim, hd = c->headDim;
-    size_t const qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
+    size_t const hd = c->headDim, kvDim = (size_t)c->nbKvHeads * hd;
     unsigned const group = c->nbHeads / c->nbKvHeads;
     float const attScale = 1.0f / sqrtf((float)hd);
+    unsigned h;
+    size_t i, t;
+    for (h = 0; h < c->nbHeads; h++) {
+        const float* const q = qAll + h * hd;
+        float* const att = m->att + (size_t)h * m->ctx;
+        float* const out = outAll + h * hd;
+        size_t const kvOff = (size_t)(h / group) * hd;
+        float maxv = -INFINITY, sum = 0;
+        for (t = 0; t <= pos; t++) {
+            size_t const at = layerBase + t * kvDim + kvOff;
+            float s = 0;
+            for (i = 0; i < hd; i++) s += q[i] * cache_get(m, m->kCache, at + i);
+            att[t] = s * attScale;
+            if (att[t] > maxv) maxv = att[t];
+        }
+        for (t = 0; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
+        for (i = 0; i < hd; i++) out[i] = 0;
+        for (t = 0; t <= pos; t++) {
+            size_t const at = layerBase + t * kvDim + kvOff;
+            float const a = att[t] / sum;
+            for (i = 0; i < hd; i++) out[i] += a * cache_get(m, m->vCache, at + i);
+        }
+    }
+}
+
+/* Tokens [0, T) at positions pos..pos+T-1 through every layer together:
+ * each token's numbers are those it would get alone. logits: every
+ * token's (allLogits), the last one's, or none (NULL). */
+static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos, float* logits, int allLogits)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    size_t const dim = c->dim, hd = c->headDim, hidden = c->hidden;
+    size_t const qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
     unsigned l, h;
     size_t i, t;
 
-    FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)token, m->x, &m->scratch[0]));
+    for (t = 0; t < T; t++)
+        FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)tokens[t], m->x + t * dim, &m->scratch[0]));
     for (l = 0; l < c->nbLayers; l++) {
         glyd_layer const* const L = &m->layers[l];
         size_t const layerBase = (size_t)l * (size_t)m->ctx * kvDim;
 
         /* attention */
-        rmsnorm(m->xb, m->x, L->attnNorm, dim, c->normEps);
-        FORWARD_IF_ERROR(matvec(m, &L->wq, m->xb, m->q));
-        FORWARD_IF_ERROR(matvec(m, &L->wk, m->xb, m->k));
-        FORWARD_IF_ERROR(matvec(m, &L->wv, m->xb, m->v));
-        if (c->qkvBias) {
-            for (i = 0; i < qDim; i++) m->q[i] += L->bq[i];
-            for (i = 0; i < kvDim; i++) { m->k[i] += L->bk[i]; m->v[i] += L->bv[i]; }
-        }
-        if (c->qkNorm) {
-            for (h = 0; h < c->nbHeads; h++) rmsnorm(m->q + h * hd, m->q + h * hd, L->qNorm, hd, c->normEps);
-            for (h = 0; h < c->nbKvHeads; h++) rmsnorm(m->k + h * hd, m->k + h * hd, L->kNorm, hd, c->normEps);
-        }
-        rope(m->q, c->nbHeads, c->headDim, pos, m->invFreq, m->ropeScale);
-        rope(m->k, c->nbKvHeads, c->headDim, pos, m->invFreq, m->ropeScale);
-        cache_put(m, m->kCache, layerBase + pos * kvDim, m->k, kvDim);
-        cache_put(m, m->vCache, layerBase + pos * kvDim, m->v, kvDim);
-        for (h = 0; h < c->nbHeads; h++) {
-            const float* const q = m->q + h * hd;
-            float* const att = m->att + (size_t)h * m->ctx;
-            float* const out = m->xb + h * hd;
-            size_t const kvOff = (size_t)(h / group) * hd;
-            float maxv = -INFINITY, sum = 0;
-            for (t = 0; t <= pos; t++) {
-                size_t const at = layerBase + t * kvDim + kvOff;
-                float s = 0;
-                for (i = 0; i < hd; i++) s += q[i] * cache_get(m, m->kCache, at + i);
-                att[t] = s * attScale;
-                if (att[t] > maxv) maxv = att[t];
+        for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->attnNorm, dim, c->normEps);
+        FORWARD_IF_ERROR(matmul(m, &L->wq, m->xn, T, m->q));
+        FORWARD_IF_ERROR(matmul(m, &L->wk, m->xn, T, m->k));
+        FORWARD_IF_ERROR(matmul(m, &L->wv, m->xn, T, m->v));
+        for (t = 0; t < T; t++) {
+            float* const q = m->q + t * qDim;
+            float* const k = m->k + t * kvDim;
+            float* const v = m->v + t * kvDim;
+            if (c->qkvBias) {
+                for (i = 0; i < qDim; i++) q[i] += L->bq[i];
+                for (i = 0; i < kvDim; i++) { k[i] += L->bk[i]; v[i] += L->bv[i]; }
             }
-            for (t = 0; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
-            for (i = 0; i < hd; i++) out[i] = 0;
-            for (t = 0; t <= pos; t++) {
-                size_t const at = layerBase + t * kvDim + kvOff;
-                float const a = att[t] / sum;
-                for (i = 0; i < hd; i++) out[i] += a * cache_get(m, m->vCache, at + i);
+            if (c->qkNorm) {
+                for (h = 0; h < c->nbHeads; h++) rmsnorm(q + h * hd, q + h * hd, L->qNorm, hd, c->normEps);
+                for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
             }
+            rope(q, c->nbHeads, c->headDim, pos + t, m->invFreq, m->ropeScale);
+            rope(k, c->nbKvHeads, c->headDim, pos + t, m->invFreq, m->ropeScale);
+            cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
+            cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
         }
-        FORWARD_IF_ERROR(matvec(m, &L->wo, m->xb, m->xb2));
-        for (i = 0; i < dim; i++) m->x[i] += m->xb2[i];
+        /* causal: token t sees the cache up to its own position */
+        for (t = 0; t < T; t++) attend(m, layerBase, m->q + t * qDim, pos + t, m->ao + t * qDim);
+        FORWARD_IF_ERROR(matmul(m, &L->wo, m->ao, T, m->xb2));
+        for (i = 0; i < T * dim; i++) m->x[i] += m->xb2[i];
 
         /* SwiGLU */
-        rmsnorm(m->xb, m->x, L->mlpNorm, dim, c->normEps);
-        FORWARD_IF_ERROR(matvec(m, &L->wGate, m->xb, m->hb));
-        FORWARD_IF_ERROR(matvec(m, &L->wUp, m->xb, m->hb2));
-        for (i = 0; i < c->hidden; i++) {
+        for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->mlpNorm, dim, c->normEps);
+        FORWARD_IF_ERROR(matmul(m, &L->wGate, m->xn, T, m->hb));
+        FORWARD_IF_ERROR(matmul(m, &L->wUp, m->xn, T, m->hb2));
+        for (i = 0; i < T * hidden; i++) {
             float const g = m->hb[i];
             m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
         }
-        FORWARD_IF_ERROR(matvec(m, &L->wDown, m->hb, m->xb2));
-        for (i = 0; i < dim; i++) m->x[i] += m->xb2[i];
+        FORWARD_IF_ERROR(matmul(m, &L->wDown, m->hb, T, m->xb2));
+        for (i = 0; i < T * dim; i++) m->x[i] += m->xb2[i];
     }
-    if (!logits) return 0; /* a prompt token whose logits nobody reads */
-    rmsnorm(m->x, m->x, m->finalNorm, dim, c->normEps);
-    return matvec(m, c->tied ? &m->embed : &m->head, m->x, logits);
+    if (!logits) return 0; /* prompt tokens whose logits nobody reads */
+    {
+        const glyd_matrix* const head = c->tied ? &m->embed : &m->head;
+        size_t const first = allLogits ? 0 : T - 1;
+        for (t = first; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, m->finalNorm, dim, c->normEps);
+        return matmul(m, head, m->xn + first * dim, T - first, logits);
+    }
 }
 
 size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
@@ -728,10 +763,12 @@ size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, flo
     size_t i;
     RETURN_ERROR_IF(n == 0, parameter_outOfBound, "no tokens");
     RETURN_ERROR_IF(pos > m->ctx || n > m->ctx - pos, parameter_outOfBound, "context full");
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n; i++)
         RETURN_ERROR_IF(tokens[i] < 0 || (unsigned)tokens[i] >= m->cfg.vocab, parameter_outOfBound, "token id");
-        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + 1 == n ? logits : NULL;
-        FORWARD_IF_ERROR(forward_token(m, tokens[i], pos + i, out));
+    for (i = 0; i < n; i += GLYD_BATCH) {
+        size_t const T = GLYD_MIN((size_t)GLYD_BATCH, n - i);
+        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + T == n ? logits : NULL;
+        FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits));
     }
     return 0;
 }

@@ -84,8 +84,10 @@ void glyd_scratchFree(glyd_decodeScratch* s);
 /* The row granularity of products: ranges start on multiples of it. */
 uint64_t glyd_matrixRowAlign(const glyd_matrix* m);
 
-/* y[r] = W[r] . x for rows [r0, r1), fp32 sums. */
-size_t glyd_matvecRows(const glyd_matrix* w, const float* x, float* y, uint64_t r0, uint64_t r1,
+/* Y[t][r] = W[r] . X[t] for the nbVec vectors of X (nbVec x cols) and rows
+ * [r0, r1) of W, into Y (nbVec x rows); fp32 sums, each the same whatever
+ * the batch. */
+size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
                        glyd_decodeScratch* s);
 /* Row r of W as floats. */
 size_t glyd_matrixRow(const glyd_matrix* w, uint64_t r, float* out, glyd_decodeScratch* s);

@@ -137,12 +137,17 @@ static size_t decode_units(const glyd_matrix* m, uint64_t u, uint64_t n, glyd_de
     return 0;
 }
 
-size_t glyd_matvecRows(const glyd_matrix* w, const float* x, float* y, uint64_t r0, uint64_t r1,
+/* Y[t][r] = W[r] . X[t] for every vector t of the batch and rows [r0, r1):
+ * each unit decoded once serves every vector. */
+size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
                        glyd_decodeScratch* s)
 {
     uint64_t r;
+    size_t t;
+#define ROW_TIMES_BATCH(row, r_)                                                                     \
+    for (t = 0; t < nbVec; t++) y[t * w->rows + (r_)] = row_dot((row), x + t * w->cols, w->cols, w->chunk)
     if (w->plain) {
-        for (r = r0; r < r1; r++) y[r] = row_dot(w->plain + r * w->cols, x, w->cols, w->chunk);
+        for (r = r0; r < r1; r++) ROW_TIMES_BATCH(w->plain + r * w->cols, r);
         return 0;
     }
     {
@@ -155,17 +160,17 @@ size_t glyd_matvecRows(const glyd_matrix* w, const float* x, float* y, uint64_t 
                 uint64_t const n = GLYD_MIN((uint64_t)4, w->view.nbUnits - u);
                 uint64_t const end = GLYD_MIN((u + n) * rpu, r1);
                 FORWARD_IF_ERROR(decode_units(w, u, n, s));
-                for (r = u * rpu; r < end; r++)
-                    y[r] = row_dot(s->elems + (r - u * rpu) * w->cols, x, w->cols, w->chunk);
+                for (r = u * rpu; r < end; r++) ROW_TIMES_BATCH(s->elems + (r - u * rpu) * w->cols, r);
             }
         } else {
             uint64_t const parts = w->cols / w->view.unitSize;
             for (r = r0; r < r1; r++) {
                 FORWARD_IF_ERROR(decode_units(w, r * parts, parts, s));
-                y[r] = row_dot(s->elems, x, w->cols, w->chunk);
+                ROW_TIMES_BATCH(s->elems, r);
             }
         }
     }
+#undef ROW_TIMES_BATCH
     return 0;
 }
 

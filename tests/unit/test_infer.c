@@ -205,6 +205,11 @@ TEST(engine_prompt_in_pieces_equals_prompt_at_once)
     /* restarting at 0 forgets the earlier tokens */
     CHECK_OK(glyd_llmForward(b, r.tokens, 64, 0, lb, 0));
     CHECK(memcmp(la, lb, sizeof la) == 0);
+    {   /* prompts run in batches; one token at a time gives the same bits */
+        size_t i;
+        for (i = 0; i < 64; i++) CHECK_OK(glyd_llmForward(b, r.tokens + i, 1, i, lb, 0));
+        CHECK(memcmp(la, lb, sizeof la) == 0);
+    }
     glyd_llmClose(a);
     glyd_llmClose(b);
 }
