@@ -136,21 +136,6 @@ void glyd_fastLoadHistory(glyd_fastCCtx* fc, const uint8_t* src, size_t size)
     fc->nextIndex = (uint32_t)(src + size - fc->base);
 }
 
-
-/* Copies n bytes in 32-byte steps, each two 16-byte moves in order, so
- * that source and destination need only be 16 apart. May write up to 31
- * bytes past d + n and read as far past s + n. */
-GLYD_FORCE_INLINE void wildcopy32(uint8_t* d, const uint8_t* s, size_t n)
-{
-    uint8_t* const e = d + n;
-    do {
-        glyd_copy16(d, s);
-        glyd_copy16(d + 16, s + 16);
-        d += 32;
-        s += 32;
-    } while (d < e);
-}
-
 /* An extra length: one byte below 255, else 255 and a u24 of v - 255. */
 GLYD_FORCE_INLINE uint8_t* put_ext(uint8_t* xp, size_t v)
 {
@@ -493,9 +478,9 @@ GLYD_FORCE_INLINE size_t decode_body(uint8_t* op, uint8_t* oLimit, const uint8_t
                     RETURN_ERROR_IF(offset > (size_t)(mop - prefixStart), corruption_detected,
                                     "offset before the history");
                     match = mop - offset;
-                    wildcopy32(op, lp, ll);
+                    glyd_copy32Steps(op, lp, ll);
                     lp += ll;
-                    if (offset >= 16) wildcopy32(mop, match, ml);
+                    if (offset >= 16) glyd_copy32Steps(mop, match, ml);
                     else glyd_copyShortOffset(mop, offset, ml);
                     op = mop + ml;
                     /* the batch's bounds assumed short lengths */
