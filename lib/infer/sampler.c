@@ -16,6 +16,8 @@ struct glyd_sampler_s {
     uint64_t state;        /* splitmix64 */
     candidate* cand;       /* (vocab) best first, once sorted */
     float* prob;           /* (vocab) */
+    uint32_t* penalized;   /* (vocab) the call that last penalized each token */
+    uint32_t call;
 };
 
 glyd_sampler* glyd_samplerCreate(const glyd_samplerParams* p, size_t vocab)
@@ -27,7 +29,8 @@ glyd_sampler* glyd_samplerCreate(const glyd_samplerParams* p, size_t vocab)
     s->state = p->seed;
     s->cand = (candidate*)malloc(vocab * sizeof(candidate));
     s->prob = (float*)malloc(vocab * sizeof(float));
-    if (!s->cand || !s->prob) { glyd_samplerFree(s); return NULL; }
+    s->penalized = (uint32_t*)calloc(vocab, sizeof(uint32_t));
+    if (!s->cand || !s->prob || !s->penalized) { glyd_samplerFree(s); return NULL; }
     return s;
 }
 
@@ -36,6 +39,7 @@ void glyd_samplerFree(glyd_sampler* s)
     if (!s) return;
     free(s->cand);
     free(s->prob);
+    free(s->penalized);
     free(s);
 }
 
@@ -64,15 +68,17 @@ int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_
     float const penalty = s->p.repetitionPenalty;
     double sum, cut, u, acc;
     if (penalty > 0 && penalty != 1.0f) {
-        /* once per token however often it occurred: transformers gathers,
-         * then scatters the same values back */
+        /* once per token however often it occurred (transformers gathers,
+         * then scatters the same values back): a mark per token, stamped
+         * with this call's number, keeps the pass linear in the history */
+        if (++s->call == 0) {
+            memset(s->penalized, 0, V * sizeof(uint32_t));
+            s->call = 1;
+        }
         for (i = 0; i < nbHistory; i++) {
             int const t = history[i];
-            size_t k;
-            int seen = 0;
-            if (t < 0 || (size_t)t >= V) continue;
-            for (k = 0; k < i && !seen; k++) seen = history[k] == t;
-            if (seen) continue;
+            if (t < 0 || (size_t)t >= V || s->penalized[t] == s->call) continue;
+            s->penalized[t] = s->call;
             logits[t] = logits[t] > 0 ? logits[t] / penalty : logits[t] * penalty;
         }
     }
