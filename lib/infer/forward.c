@@ -262,21 +262,6 @@ static int has_tensor(const glyd_llm* m, const char* name)
 /* Opening                                                                  */
 /* ------------------------------------------------------------------------ */
 
-static size_t read_small_file(const char* path, char** text, size_t* size)
-{
-    glyd_mappedFile f;
-    FORWARD_IF_ERROR(glyd_mapFile(&f, path));
-    *text = (char*)malloc(f.size + 1);
-    if (*text) {
-        memcpy(*text, f.data, f.size);
-        (*text)[f.size] = 0;
-        *size = f.size;
-    }
-    glyd_unmapFile(&f);
-    RETURN_ERROR_IF(!*text, memory_allocation, "file");
-    return 0;
-}
-
 static int cmp_str(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
 /* Maps every safetensors file of the folder. */
@@ -460,7 +445,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     } else if (S_ISDIR(sb.st_mode)) {
         char cfg[4096];
         snprintf(cfg, sizeof cfg, "%s/config.json", path);
-        r = read_small_file(cfg, &text, &textSize);
+        r = glyd_readFile(cfg, &text, &textSize);
         if (glyd_isError(r)) say(p, "%s: no config.json in the folder", path);
         else r = open_folder(m, p, path);
     } else if (glyd_isPackedModel(path)) {

@@ -607,19 +607,11 @@ glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t cap, 
         glyd_modelClose(m);
     } else {
         char full[4096];
-        glyd_mappedFile mf;
         size_t const len = strlen(path);
         int const isJson = len >= 5 && !strcmp(path + len - 5, ".json");
         snprintf(full, sizeof full, isJson ? "%s" : "%s/tokenizer.json", path);
-        r = glyd_mapFile(&mf, full);
-        if (glyd_isError(r)) {
-            snprintf(why, sizeof why, "%.200s: cannot read it", full);
-        } else {
-            text = (char*)malloc(mf.size + 1);
-            if (text) { memcpy(text, mf.data, mf.size); textSize = mf.size; }
-            else r = GLYD_ERROR(memory_allocation);
-            glyd_unmapFile(&mf);
-        }
+        r = glyd_readFile(full, &text, &textSize);
+        if (glyd_isError(r)) snprintf(why, sizeof why, "%.200s: cannot read it", full);
     }
     if (!glyd_isError(r)) {
         t = glyd_tokenizerLoad(text ? text : "", textSize, why, sizeof why, &r);

@@ -41,3 +41,20 @@ void glyd_unmapFile(glyd_mappedFile* f)
     else free(f->data);
     memset(f, 0, sizeof(*f));
 }
+
+size_t glyd_readFile(const char* path, char** data, size_t* size)
+{
+    glyd_mappedFile f;
+    *data = NULL;
+    *size = 0;
+    FORWARD_IF_ERROR(glyd_mapFile(&f, path));
+    *data = (char*)malloc(f.size + 1);
+    if (*data) {
+        memcpy(*data, f.data, f.size);
+        (*data)[f.size] = 0;
+        *size = f.size;
+    }
+    glyd_unmapFile(&f);
+    RETURN_ERROR_IF(!*data, memory_allocation, "file");
+    return 0;
+}

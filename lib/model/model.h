@@ -107,6 +107,8 @@ typedef struct {
 
 size_t glyd_mapFile(glyd_mappedFile* f, const char* path);
 void glyd_unmapFile(glyd_mappedFile* f);
+/* A whole (small) file, NUL-terminated, in *data (the caller frees it). */
+size_t glyd_readFile(const char* path, char** data, size_t* size);
 
 /* ------------------------------------------------------------------------ */
 /* Packed models                                                            */
