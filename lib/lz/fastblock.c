@@ -478,9 +478,9 @@ GLYD_FORCE_INLINE size_t decode_body(uint8_t* op, uint8_t* oLimit, const uint8_t
                     RETURN_ERROR_IF(offset > (size_t)(mop - prefixStart), corruption_detected,
                                     "offset before the history");
                     match = mop - offset;
-                    glyd_copy32Steps(op, lp, ll);
+                    glyd_copy32Until(op, lp, op + ll);
                     lp += ll;
-                    if (offset >= 16) glyd_copy32Steps(mop, match, ml);
+                    if (offset >= 16) glyd_copy32Until(mop, match, mop + ml);
                     else glyd_copyShortOffset(mop, offset, ml);
                     op = mop + ml;
                     /* the batch's bounds assumed short lengths */

@@ -46,12 +46,11 @@ GLYD_FORCE_INLINE void glyd_wildcopy16(uint8_t* d, const uint8_t* s, size_t n)
     } while (d < e);
 }
 
-/* Copies n > 0 bytes in 32-byte steps, each two 16-byte moves in order, so
- * that source and destination need only be 16 apart. May write up to 31
- * bytes past d + n and read as far past s + n. */
-GLYD_FORCE_INLINE void glyd_copy32Steps(uint8_t* d, const uint8_t* s, size_t n)
+/* Copies from s to d in 32-byte steps, each two 16-byte moves in order, so
+ * that source and destination need only be 16 apart, until d reaches e
+ * (one step at least). May write up to 31 bytes past e and read as far. */
+GLYD_FORCE_INLINE void glyd_copy32Until(uint8_t* d, const uint8_t* s, const uint8_t* e)
 {
-    uint8_t* const e = d + n;
     do {
         glyd_copy16(d, s);
         glyd_copy16(d + 16, s + 16);
@@ -60,12 +59,15 @@ GLYD_FORCE_INLINE void glyd_copy32Steps(uint8_t* d, const uint8_t* s, size_t n)
     } while (d < e);
 }
 
-/* The same, with the first 16 bytes alone: most runs end there, and a long
- * one takes half the branches of 16-byte steps. */
+/* Copies n > 0 bytes: 16 first, alone, since most runs end there, then 32
+ * at a time, so that a long one takes half the branches of 16-byte steps.
+ * Same bounds as glyd_copy32Until. */
 GLYD_FORCE_INLINE void glyd_wildcopy32(uint8_t* d, const uint8_t* s, size_t n)
 {
+    uint8_t* const e = d + n;
     glyd_copy16(d, s);
-    if (n > 16) glyd_copy32Steps(d + 16, s + 16, n - 16);
+    if (n <= 16) return;
+    glyd_copy32Until(d + 16, s + 16, e);
 }
 
 /* A match of ml bytes at offset 1..15, copied with wide moves: the pattern
