@@ -110,6 +110,35 @@ size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable*
                               uint64_t count, void* dst, uint8_t* scratch);
 size_t glyd_tensorScratchSize(const glyd_tensorView* v);
 
+/* A bf16 tensor written into the fast layout a piece at a time, at exactly
+ * its size: its exponents counted first (glyd_fastCount over every
+ * element), then the blob begun, the elements put in order, and ended. No
+ * copy of the tensor and nothing per element exists beside the blob. */
+typedef struct {
+    uint64_t n, done;
+    uint32_t unitSize;
+    uint64_t nbEscapes, escaped;
+    uint8_t code[256];
+    uint8_t *raw, *ends, *planes, *escapes;
+    uint32_t word[3];       /* the current group's code bits */
+    size_t size;
+} glyd_fastWriter;
+
+void glyd_fastCount(uint64_t count[256], const uint16_t* elems, size_t n);
+/* The blob's size for these counts (0 for no elements). */
+size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength);
+size_t glyd_fastWriterBegin(glyd_fastWriter* w, void* dst, size_t dstCapacity, const uint64_t count[256],
+                            uint64_t rowLength, uint64_t checksum);
+size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t n);
+/* The blob's size, once every counted element was put. */
+size_t glyd_fastWriterEnd(const glyd_fastWriter* w);
+
+/* The widest instructions tensor decoders may use, for tests of every path
+ * on one machine: GLYD_SIMD_NONE (portable code), GLYD_SIMD_AVX2, or
+ * GLYD_SIMD_BEST (the default: whatever the CPU has). */
+enum { GLYD_SIMD_NONE = 0, GLYD_SIMD_AVX2 = 1, GLYD_SIMD_AVX512 = 2, GLYD_SIMD_BEST = 2 };
+void glyd_tensorSimdLimit(int level);
+
 /* The unit size the encoder picks: whole rows of about 4096 elements, or an
  * even split of a longer row. */
 uint32_t glyd_tensorUnitSize(uint64_t nbElements, uint64_t rowLength);

@@ -329,6 +329,194 @@ static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b
     return (size_t)(b - origin);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The fast layout, bf16: straight to elements                              */
+/* ------------------------------------------------------------------------ */
+
+/* The widest instructions decoders may use (glyd_tensorSimdLimit). */
+static int g_simdLimit = GLYD_SIMD_BEST;
+
+void glyd_tensorSimdLimit(int level) { g_simdLimit = level; }
+
+/* One element: its exponent (the code's, or the next escape) joined with
+ * its sign and mantissa byte. Returns 0 when the unit's escapes run out. */
+GLYD_FORCE_INLINE int fast_bf16_one(const glyd_tensorView* v, uint64_t i, uint64_t* esc, uint64_t escEnd,
+                                    uint8_t* out)
+{
+    const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
+    unsigned const bit = (unsigned)(i & 31);
+    unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
+                       (((glyd_read32(g + 8) >> bit) & 1) << 2);
+    unsigned const raw = v->planes[0][i];
+    unsigned e;
+    if (c < GLYD_TENSOR_FAST_CODES) {
+        e = v->fastSymbols[c];
+    } else {
+        if (*esc >= escEnd) return 0;
+        e = v->escapes[(*esc)++];
+    }
+    glyd_write16(out, (uint16_t)(((raw & 0x80) << 8) | (e << 7) | (raw & 0x7F)));
+    return 1;
+}
+
+/* The fast decoder reads a unit's planes from memory faster than the
+ * hardware prefetcher brings them: the sign-and-mantissa plane is fetched
+ * this far ahead, the code planes as far in elements. */
+#define FAST_PREFETCH 2048
+
+#if TENSOR_FAST_AVX2
+/* The 3-bit codes of a group of 32 elements, one byte each. */
+__attribute__((target("avx2")))
+static __m256i fast_codes_avx2(const uint8_t* group)
+{
+    __m256i const spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i c = _mm256_setzero_si256();
+    unsigned k;
+    for (k = 0; k < 3; k++) {
+        __m256i const w = _mm256_shuffle_epi8(_mm256_set1_epi32((int)glyd_read32(group + 4 * k)), spread);
+        __m256i const set = _mm256_cmpeq_epi8(_mm256_and_si256(w, bits), bits);
+        c = _mm256_or_si256(c, _mm256_and_si256(set, _mm256_set1_epi8((char)(1 << k))));
+    }
+    return c;
+}
+
+/* 32 bf16 elements from their exponents and their sign-and-mantissa bytes,
+ * in element order. */
+__attribute__((target("avx2")))
+static void fast_join32_avx2(uint8_t* out, __m256i e, __m256i raw)
+{
+    __m256i const m80 = _mm256_set1_epi8((char)0x80);
+    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
+    __m256i const hi = _mm256_or_si256(_mm256_and_si256(raw, m80),
+                                       _mm256_andnot_si256(m80, _mm256_srli_epi16(e, 1)));
+    __m256i const lo = _mm256_or_si256(_mm256_andnot_si256(m80, raw),
+                                       _mm256_and_si256(m80, _mm256_slli_epi16(e, 7)));
+    /* unpacking works within 128-bit lanes: put elements 0-7 and 8-15 side by side first */
+    __m256i const h = _mm256_permute4x64_epi64(hi, 0xD8), l = _mm256_permute4x64_epi64(lo, 0xD8);
+    _mm256_storeu_si256((__m256i*)(void*)out, _mm256_unpacklo_epi8(l, h));
+    _mm256_storeu_si256((__m256i*)(void*)(out + 32), _mm256_unpackhi_epi8(l, h));
+}
+
+/* Code -> exponent, in both 128-bit lanes; code 7 (escape) gives 0. */
+__attribute__((target("avx2")))
+static __m256i fast_lut_avx2(const glyd_tensorView* v)
+{
+    uint8_t lut16[16];
+    memset(lut16, 0, sizeof lut16);
+    memcpy(lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
+}
+
+/* Groups [g0, g1) of 32 elements; escapes patched in order. Returns 0 when
+ * the unit's escapes run out. */
+__attribute__((target("avx2")))
+static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
+                                 uint64_t escEnd, uint8_t* out)
+{
+    const uint8_t* const codePlanes = v->codePlanes;
+    const uint8_t* const raw = v->planes[0];
+    const uint8_t* const escapes = v->escapes;
+    __m256i const lut = fast_lut_avx2(v);
+    uint64_t g, esc = *escp;
+    for (g = g0; g < g1; g++, out += 64) {
+        __m256i const c = fast_codes_avx2(codePlanes + g * 12);
+        __m256i e = _mm256_shuffle_epi8(lut, c);
+        uint32_t escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+        _mm_prefetch((const char*)(raw + g * 32) + FAST_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char*)(codePlanes + g * 12) + FAST_PREFETCH * 3 / 8, _MM_HINT_T0);
+        fast_join32_avx2(out, e, _mm256_loadu_si256((const __m256i*)(const void*)(raw + g * 32)));
+        if (escMask) {
+            /* escaped elements were joined with exponent 0 (the table's
+             * entry for code 7): theirs goes in with an OR, element by
+             * element, each load inside the vector store just made */
+            if ((uint64_t)__builtin_popcount(escMask) > escEnd - esc) return 0;
+            do {
+                uint8_t* const at = out + 2 * __builtin_ctz(escMask);
+                glyd_write16(at, (uint16_t)(glyd_read16(at) | (unsigned)escapes[esc++] << 7));
+                escMask &= escMask - 1;
+            } while (escMask);
+        }
+    }
+    *escp = esc;
+    return 1;
+}
+
+/* The same with AVX-512: each group's escapes land in their lanes with one
+ * expanding load, so that no branch depends on where they fall. */
+__attribute__((target("avx2,bmi2,avx512f,avx512vl,avx512bw,avx512vbmi2")))
+static int fast_bf16_groups_avx512(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
+                                   uint64_t escEnd, uint8_t* out)
+{
+    const uint8_t* const codePlanes = v->codePlanes;
+    const uint8_t* const raw = v->planes[0];
+    const uint8_t* const escapes = v->escapes;
+    __m256i const lut = fast_lut_avx2(v);
+    __m256i const one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2), four = _mm256_set1_epi8(4);
+    uint64_t g, esc = *escp;
+    for (g = g0; g < g1; g++, out += 64) {
+        const uint8_t* const planes = codePlanes + g * 12;
+        __mmask32 k0;
+        _mm_prefetch((const char*)(raw + g * 32) + FAST_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char*)planes + FAST_PREFETCH * 3 / 8, _MM_HINT_T0);
+        k0 = _cvtu32_mask32(glyd_read32(planes));
+        __mmask32 const k1 = _cvtu32_mask32(glyd_read32(planes + 4));
+        __mmask32 const k2 = _cvtu32_mask32(glyd_read32(planes + 8));
+        __mmask32 const kEsc = _kand_mask32(_kand_mask32(k0, k1), k2);
+        unsigned const nbEsc = (unsigned)__builtin_popcount(_cvtmask32_u32(kEsc));
+        __m256i c = _mm256_maskz_mov_epi8(k0, one);
+        __m256i e;
+        c = _mm256_mask_add_epi8(c, k1, c, two);
+        c = _mm256_mask_add_epi8(c, k2, c, four);
+        if (nbEsc > escEnd - esc) return 0;
+        /* a masked load, then an expansion between registers: the expanding
+         * load from memory is several times slower on some cores */
+        e = _mm256_mask_expand_epi8(_mm256_shuffle_epi8(lut, c), kEsc,
+                                    _mm256_maskz_loadu_epi8(_cvtu32_mask32(_bzhi_u32(~0u, nbEsc)), escapes + esc));
+        esc += nbEsc;
+        fast_join32_avx2(out, e, _mm256_loadu_si256((const __m256i*)(const void*)(raw + g * 32)));
+    }
+    *escp = esc;
+    return 1;
+}
+#endif
+
+/* Unit u of a bf16 tensor in the fast layout, straight to its elements. */
+static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_t* out)
+{
+    uint64_t const a = u * v->unitSize;
+    uint64_t const b = GLYD_MIN(a + v->unitSize, v->nbElements);
+    uint64_t esc = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
+    uint64_t const escEnd = glyd_read32(v->escapeEnds + 4 * u);
+    uint64_t i = a;
+#if TENSOR_FAST_AVX2
+    if (g_simdLimit >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2")) {
+        /* the first elements one by one, up to a group boundary */
+        uint64_t const lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
+        int ok = 1;
+        for (; i < lead; i++)
+            RETURN_ERROR_IF(!fast_bf16_one(v, i, &esc, escEnd, out + 2 * (i - a)), corruption_detected,
+                            "escape beyond the unit's escapes");
+        if (b - i >= 32) {
+            uint64_t const g0 = i >> 5, g1 = b >> 5;
+            if (g_simdLimit >= GLYD_SIMD_AVX512 && __builtin_cpu_supports("avx512bw") &&
+                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
+                ok = fast_bf16_groups_avx512(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
+            else
+                ok = fast_bf16_groups_avx2(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
+            RETURN_ERROR_IF(!ok, corruption_detected, "escape beyond the unit's escapes");
+            i = g1 << 5;
+        }
+    }
+#endif
+    for (; i < b; i++)
+        RETURN_ERROR_IF(!fast_bf16_one(v, i, &esc, escEnd, out + 2 * (i - a)), corruption_detected,
+                        "escape beyond the unit's escapes");
+    RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
+    return (size_t)(b - a) * 2;
+}
+
 size_t glyd_tensorDecodeSymbols(const glyd_tensorView* v, const glyd_tensorDTable* t, uint64_t first,
                                 uint64_t count, uint8_t* symbols)
 {
@@ -403,6 +591,12 @@ size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable*
         uint64_t const b = GLYD_MIN((first + count) * v->unitSize, v->nbElements);
         memcpy(out, v->stored + a * v->shape.elemSize, (size_t)(b - a) * v->shape.elemSize);
         return (size_t)(b - a) * v->shape.elemSize;
+    }
+    if (v->layout == GLYD_TLAYOUT_FAST && v->dtype == GLYD_DTYPE_BF16) {
+        /* one pass from codes, planes and escapes to elements */
+        for (u = first; u < first + count; u++)
+            FORWARD_IF_ERROR(decode_fast_bf16_unit(v, u, out + (u - first) * v->unitSize * 2));
+        return (size_t)(GLYD_MIN((first + count) * v->unitSize, v->nbElements) - first * v->unitSize) * 2;
     }
     for (u = first; u < first + count; u += 4) {
         /* four units at a time, as glyd_tensorDecodeSymbols decodes best */

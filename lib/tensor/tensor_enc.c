@@ -224,6 +224,125 @@ static void pack_code_planes(uint8_t* planes, const uint8_t* codes, uint64_t n)
     }
 }
 
+/* The fast layout's table: the 7 most frequent symbols get direct codes, in
+ * frequency order (ties to the smaller symbol); code[] maps every symbol to
+ * its code, 7 (escape) for the rest and for table entries never seen. */
+static void fast_table(const uint64_t count[256], uint8_t table[GLYD_TENSOR_FAST_CODES], uint8_t code[256])
+{
+    unsigned order[256], i, s, nbCodes = 0;
+    for (s = 0; s < 256; s++) order[s] = s;
+    for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
+        unsigned best = i;
+        for (s = i + 1; s < 256; s++)
+            if (count[order[s]] > count[order[best]]) best = s;
+        { unsigned const t = order[i]; order[i] = order[best]; order[best] = t; }
+    }
+    memset(code, 7, 256);
+    for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
+        table[i] = (uint8_t)order[i];
+        if (count[order[i]] && nbCodes == i) { code[order[i]] = (uint8_t)i; nbCodes++; }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fast layout, bf16, written piece by piece                            */
+/* ------------------------------------------------------------------------ */
+
+void glyd_fastCount(uint64_t count[256], const uint16_t* elems, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) count[(elems[i] >> 7) & 0xFF]++;
+}
+
+/* Where each part of the blob starts, for n elements with these counts. */
+static size_t fast_layout_size(const uint64_t count[256], uint64_t n, uint32_t unitSize, uint64_t* nbEscapes)
+{
+    uint8_t table[GLYD_TENSOR_FAST_CODES], code[256];
+    uint64_t esc = 0;
+    unsigned s;
+    fast_table(count, table, code);
+    for (s = 0; s < 256; s++)
+        if (code[s] == 7) esc += count[s];
+    *nbEscapes = esc;
+    return GLYD_TENSOR_HEADER + 1 + GLYD_TENSOR_FAST_CODES + (size_t)n + 4 * (size_t)((n + unitSize - 1) / unitSize) +
+           12 * (size_t)((n + 31) / 32) + (size_t)esc;
+}
+
+size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength)
+{
+    uint64_t n = 0, esc;
+    unsigned s;
+    for (s = 0; s < 256; s++) n += count[s];
+    if (n == 0) return 0;
+    return fast_layout_size(count, n, glyd_tensorUnitSize(n, rowLength), &esc);
+}
+
+size_t glyd_fastWriterBegin(glyd_fastWriter* w, void* dst, size_t dstCapacity, const uint64_t count[256],
+                            uint64_t rowLength, uint64_t checksum)
+{
+    uint8_t* const out = (uint8_t*)dst;
+    uint64_t n = 0;
+    unsigned s;
+    size_t size, pos = GLYD_TENSOR_HEADER;
+    memset(w, 0, sizeof(*w));
+    for (s = 0; s < 256; s++) n += count[s];
+    RETURN_ERROR_IF(n == 0, srcSize_wrong, "an empty tensor");
+    RETURN_ERROR_IF(n > (SIZE_MAX >> 3), srcSize_wrong, "tensor too large");
+    w->n = n;
+    w->unitSize = glyd_tensorUnitSize(n, rowLength);
+    size = fast_layout_size(count, n, w->unitSize, &w->nbEscapes);
+    RETURN_ERROR_IF(w->nbEscapes > 0xFFFFFFFFu, srcSize_wrong, "too many escapes");
+    RETURN_ERROR_IF(dstCapacity < size, dstSize_tooSmall, "tensor blob");
+    write_header(out, GLYD_DTYPE_BF16, GLYD_TLAYOUT_FAST, n, w->unitSize,
+                 rowLength <= 0xFFFFFFFFu ? (uint32_t)rowLength : 0, checksum);
+    out[pos++] = GLYD_TENSOR_FAST_CODES;
+    fast_table(count, out + pos, w->code);
+    pos += GLYD_TENSOR_FAST_CODES;
+    w->raw = out + pos;
+    pos += (size_t)n;
+    w->ends = out + pos;
+    pos += 4 * (size_t)((n + w->unitSize - 1) / w->unitSize);
+    w->planes = out + pos;
+    pos += 12 * (size_t)((n + 31) / 32);
+    w->escapes = out + pos;
+    w->size = size;
+    return 0;
+}
+
+size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t nb)
+{
+    size_t k;
+    RETURN_ERROR_IF(nb > w->n - w->done, srcSize_wrong, "more elements than counted");
+    for (k = 0; k < nb; k++) {
+        uint64_t const i = w->done++;
+        unsigned const h = elems[k], e = (h >> 7) & 0xFF, c = w->code[e], bit = (unsigned)(i & 31);
+        w->raw[i] = (uint8_t)(((h >> 8) & 0x80) | (h & 0x7F));
+        w->word[0] |= (uint32_t)(c & 1) << bit;
+        w->word[1] |= (uint32_t)((c >> 1) & 1) << bit;
+        w->word[2] |= (uint32_t)(c >> 2) << bit;
+        if (c == 7) {
+            RETURN_ERROR_IF(w->escaped == w->nbEscapes, srcSize_wrong, "elements other than counted");
+            w->escapes[w->escaped++] = (uint8_t)e;
+        }
+        if (bit == 31 || w->done == w->n) {
+            uint8_t* const g = w->planes + 12 * (i >> 5);
+            glyd_write32(g, w->word[0]);
+            glyd_write32(g + 4, w->word[1]);
+            glyd_write32(g + 8, w->word[2]);
+            w->word[0] = w->word[1] = w->word[2] = 0;
+        }
+        if (w->done % w->unitSize == 0 || w->done == w->n)
+            glyd_write32(w->ends + 4 * (i / w->unitSize), (uint32_t)w->escaped);
+    }
+    return 0;
+}
+
+size_t glyd_fastWriterEnd(const glyd_fastWriter* w)
+{
+    RETURN_ERROR_IF(w->done != w->n || w->escaped != w->nbEscapes, srcSize_wrong, "elements other than counted");
+    return w->size;
+}
+
 /* Inside glyd_tensorCompress: fail after allocations, through the cleanup. */
 #define FAIL_IF(cond, err) do { if (cond) { r = GLYD_ERROR(err); goto done; } } while (0)
 
@@ -295,23 +414,13 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
         write_header(out, (unsigned)dtype, GLYD_TLAYOUT_CONSTANT, n, unitSize, row32, checksum);
         out[pos++] = (uint8_t)maxSymbol;
     } else if (layout == glyd_tensor_fast) {
-        unsigned order[256], i, nbCodes = 0;
-        for (s = 0; s < 256; s++) order[s] = s;
-        /* the 7 most frequent symbols get direct codes, in frequency order */
-        for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
-            unsigned best = i;
-            for (s = i + 1; s < 256; s++)
-                if (count[order[s]] > count[order[best]]) best = s;
-            { unsigned const t = order[i]; order[i] = order[best]; order[best] = t; }
-        }
-        memset(fastCode, 7, sizeof(fastCode));
+        uint64_t count64[256];
+        for (s = 0; s < 256; s++) count64[s] = count[s];
         FAIL_IF(dstCapacity < pos + 1 + GLYD_TENSOR_FAST_CODES, dstSize_tooSmall);
         write_header(out, (unsigned)dtype, GLYD_TLAYOUT_FAST, n, unitSize, row32, checksum);
         out[pos++] = GLYD_TENSOR_FAST_CODES;
-        for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
-            out[pos++] = (uint8_t)order[i];
-            if (count[order[i]] && nbCodes == i) { fastCode[order[i]] = (uint8_t)i; nbCodes++; }
-        }
+        fast_table(count64, out + pos, fastCode);
+        pos += GLYD_TENSOR_FAST_CODES;
         codes = (uint8_t*)malloc((size_t)n);
         FAIL_IF(codes == NULL, memory_allocation);
     } else {

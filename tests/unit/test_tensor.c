@@ -2,6 +2,9 @@
  * shapes, layouts, threads, unit-level decoding, and hostile blobs. */
 #include <stdlib.h>
 
+#include <xxhash.h>
+
+#include "../../lib/model/model.h"
 #include "../../lib/tensor/tensor.h"
 #include "harness.h"
 
@@ -225,6 +228,133 @@ TEST(tensor_units_decode_alone)
     free(w);
 }
 
+/* The matrices of the fixture: offsets, rows and columns from its header. */
+typedef struct { size_t offset, rows, cols; } fixture_matrix;
+
+static size_t fixture_matrices(fixture_matrix* out, size_t cap)
+{
+    char path[1024];
+    glyd_mappedFile f;
+    glyd_safetensors st;
+    const char* why = "";
+    size_t i, nb = 0;
+    snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir());
+    if (glyd_isError(glyd_mapFile(&f, path))) return 0;
+    if (!glyd_isError(glyd_stParse(&st, f.data, f.size, &why))) {
+        for (i = 0; i < st.nbTensors && nb < cap; i++) {
+            const glyd_stTensor* const t = &st.tensors[i];
+            if (t->ndim != 2 || t->dtype != GLYD_ST_BF16) continue;
+            out[nb].offset = (size_t)t->begin / 2;
+            out[nb].rows = (size_t)t->shape[0];
+            out[nb].cols = (size_t)t->shape[1];
+            nb++;
+        }
+        glyd_stFree(&st);
+    }
+    glyd_unmapFile(&f);
+    return nb;
+}
+
+TEST(tensor_fast_bf16_every_decoder_path)
+{
+    /* real weights (rows of 64, 172 and 512 elements: units that start
+     * inside the 32-element groups) and every bf16 pattern: each path
+     * gives the elements back, whole tensors and runs of units */
+    size_t n, k, m, nbMat;
+    uint8_t* const w = fixture_bf16(&n);
+    fixture_matrix mats[64];
+    uint16_t every[65536 + 77];
+    int simd, ok = 1;
+    if (!w) return;
+    nbMat = fixture_matrices(mats, 64);
+    CHECK(nbMat >= 10);
+    for (k = 0; k < 65536 + 77; k++) every[k] = (uint16_t)(k * 40503u);
+    for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+        glyd_tensorSimdLimit(simd);
+        for (m = 0; m < nbMat; m++)
+            if (!tensor_round_trip(w + 2 * mats[m].offset, mats[m].rows * mats[m].cols, GLYD_DTYPE_BF16,
+                                   mats[m].cols, glyd_tensor_fast, 1, NULL)) ok = 0;
+        if (!tensor_round_trip(every, 65536 + 77, GLYD_DTYPE_BF16, 172, glyd_tensor_fast, 1, NULL)) ok = 0;
+    }
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+    CHECK(ok);
+    free(w);
+}
+
+/* A fast blob from the writer, the elements put in pieces of `piece`. */
+static size_t write_fast(uint8_t** blob, const uint16_t* src, size_t n, size_t cols, size_t piece)
+{
+    uint64_t count[256];
+    glyd_fastWriter fw;
+    size_t size, i, r = 0;
+    memset(count, 0, sizeof count);
+    for (i = 0; i < n; i += piece) glyd_fastCount(count, src + i, GLYD_MIN(piece, n - i));
+    size = glyd_fastWriterSize(count, cols);
+    *blob = (uint8_t*)malloc(size);
+    r = glyd_fastWriterBegin(&fw, *blob, size, count, cols, XXH3_64bits(src, n * 2));
+    for (i = 0; i < n && !glyd_isError(r); i += piece) r = glyd_fastWriterPut(&fw, src + i, GLYD_MIN(piece, n - i));
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    return r;
+}
+
+TEST(tensor_fast_writer_matches_the_compressor)
+{
+    /* byte for byte the blob glyd_tensorCompress makes, in any pieces */
+    static const size_t kPieces[] = { 1, 31, 4096, (size_t)1 << 30 };
+    size_t n, m, p, nbMat;
+    uint8_t* const w = fixture_bf16(&n);
+    fixture_matrix mats[64];
+    int ok = 1;
+    if (!w) return;
+    nbMat = fixture_matrices(mats, 64);
+    for (m = 0; m < nbMat; m++) {
+        const uint16_t* const src = (const uint16_t*)(const void*)(w + 2 * mats[m].offset);
+        size_t const nb = mats[m].rows * mats[m].cols;
+        size_t const cap = glyd_tensorCompressBound(nb, GLYD_DTYPE_BF16);
+        uint8_t* const ref = (uint8_t*)malloc(cap);
+        size_t const c = glyd_tensorCompress(ref, cap, src, nb, GLYD_DTYPE_BF16, mats[m].cols, glyd_tensor_fast, 1);
+        CHECK_OK(c);
+        for (p = 0; p < 4; p++) {
+            uint8_t* blob = NULL;
+            size_t const got = write_fast(&blob, src, nb, mats[m].cols, kPieces[p]);
+            if (glyd_isError(got) || got != c || memcmp(blob, ref, c) != 0) ok = 0;
+            free(blob);
+        }
+        free(ref);
+    }
+    CHECK(ok);
+    {
+        /* elements other than those counted are refused */
+        uint16_t a[100], b[100];
+        uint64_t count[256];
+        glyd_fastWriter fw;
+        uint8_t* blob;
+        size_t size, i;
+        for (i = 0; i < 100; i++) {
+            a[i] = (uint16_t)((120 + i % 7) << 7 | i);
+            b[i] = (uint16_t)((90 + i % 9) << 7 | i); /* exponents a's counts make escapes of */
+        }
+        memset(count, 0, sizeof count);
+        glyd_fastCount(count, a, 100);
+        size = glyd_fastWriterSize(count, 10);
+        blob = (uint8_t*)malloc(size);
+        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size - 1, count, 10, 0), GLYD_error_dstSize_tooSmall);
+        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0));
+        CHECK_ERR(glyd_fastWriterPut(&fw, b, 100), GLYD_error_srcSize_wrong);
+        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0));
+        CHECK_OK(glyd_fastWriterPut(&fw, a, 99));
+        CHECK_ERR(glyd_fastWriterEnd(&fw), GLYD_error_srcSize_wrong);
+        CHECK_ERR(glyd_fastWriterPut(&fw, a, 2), GLYD_error_srcSize_wrong);
+        CHECK_OK(glyd_fastWriterPut(&fw, a + 99, 1));
+        CHECK(glyd_fastWriterEnd(&fw) == size);
+        memset(count, 0, sizeof count);
+        CHECK(glyd_fastWriterSize(count, 10) == 0);
+        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0), GLYD_error_srcSize_wrong);
+        free(blob);
+    }
+    free(w);
+}
+
 TEST(tensor_info_and_errors)
 {
     uint16_t v[1000];
@@ -267,12 +397,18 @@ TEST(tensor_hostile_blobs)
     size_t i, l;
     int ok = 1, caught = 0, flips = 0;
     test_rng r = { 5 };
+    /* every layout; the fast one through each decoder path */
+    static const struct { glyd_tensorLayout layout; int simd; } kCases[] = {
+        { glyd_tensor_auto, GLYD_SIMD_BEST }, { glyd_tensor_entropy, GLYD_SIMD_BEST },
+        { glyd_tensor_fast, GLYD_SIMD_NONE }, { glyd_tensor_fast, GLYD_SIMD_AVX2 }, { glyd_tensor_fast, GLYD_SIMD_BEST }
+    };
     for (i = 0; i < 700; i++) v[i] = (uint16_t)(((118 + i % 9 + (i % 13 == 0 ? 20 : 0)) << 7) | (i & 0x7F));
-    for (l = 0; l < 3; l++) {
+    for (l = 0; l < sizeof kCases / sizeof kCases[0]; l++) {
+        glyd_tensorSimdLimit(kCases[l].simd);
         size_t const cap = glyd_tensorCompressBound(700, GLYD_DTYPE_BF16);
         uint8_t* const blob = (uint8_t*)malloc(cap);
         uint8_t* const copy = (uint8_t*)malloc(cap);
-        size_t const c = glyd_tensorCompress(blob, cap, v, 700, GLYD_DTYPE_BF16, 50, kLayouts[l], 1);
+        size_t const c = glyd_tensorCompress(blob, cap, v, 700, GLYD_DTYPE_BF16, 50, kCases[l].layout, 1);
         size_t cut, bit;
         CHECK_OK(c);
         for (cut = 0; cut < c; cut++) {
@@ -292,6 +428,7 @@ TEST(tensor_hostile_blobs)
         free(blob);
         free(copy);
     }
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
     CHECK(ok);
     CHECK(caught > flips * 9 / 10);
     for (i = 0; i < 20000; i++) {
