@@ -43,7 +43,8 @@ static void rss_kb(long* now, long* peak)
 
 typedef struct {
     double decode, prompt;   /* tokens/s */
-    long rssWeights;         /* kB resident after loading and one token, minus before */
+    long rssWeights;         /* kB resident after loading and the prompt, minus before */
+    long peakWeights;        /* kB at the peak (loading included), minus before */
     unsigned long long weightBytes, bf16Bytes;
 } result;
 
@@ -87,6 +88,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         r.prompt = nbPrompt / (now_s() - t0);
         rss_kb(&after, &peak);
         r.rssWeights = after - before;
+        r.peakWeights = peak - before;
         t0 = now_s();
         for (i = 0; i < nbDecode; i++) {
             unsigned k, best = 0;
@@ -141,6 +143,7 @@ int main(int argc, char** argv)
             if (x.decode > best[form].decode) best[form].decode = x.decode;
             if (x.prompt > best[form].prompt) best[form].prompt = x.prompt;
             best[form].rssWeights = x.rssWeights;
+            best[form].peakWeights = x.peakWeights;
             best[form].weightBytes = x.weightBytes;
             best[form].bf16Bytes = x.bf16Bytes;
         }
@@ -149,17 +152,19 @@ int main(int argc, char** argv)
                         threads, nbPrompt, nbDecode, rounds);
     else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d\n\n", model, nbPrompt,
                 nbDecode, rounds);
-    printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after loading |\n");
-    printf("| --- | ---: | ---: | ---: | ---: |\n");
-    printf("| compressed | %.2f | %.2f | %.1f MiB (%.3f of bf16) | %.1f MiB |\n", best[0].decode, best[0].prompt,
-           best[0].weightBytes / 1048576.0, (double)best[0].weightBytes / (double)best[0].bf16Bytes,
-           best[0].rssWeights / 1024.0);
+    printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
+    printf("| compressed | %.2f | %.2f | %.1f MiB (%.3f of bf16) | %.1f MiB | %.1f MiB |\n", best[0].decode,
+           best[0].prompt, best[0].weightBytes / 1048576.0,
+           (double)best[0].weightBytes / (double)best[0].bf16Bytes, best[0].rssWeights / 1024.0,
+           best[0].peakWeights / 1024.0);
     if (best[1].decode > 0) {
-        printf("| plain bf16 | %.2f | %.2f | %.1f MiB | %.1f MiB |\n", best[1].decode, best[1].prompt,
-               best[1].weightBytes / 1048576.0, best[1].rssWeights / 1024.0);
-        printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, resident memory %.3fx\n",
+        printf("| plain bf16 | %.2f | %.2f | %.1f MiB | %.1f MiB | %.1f MiB |\n", best[1].decode, best[1].prompt,
+               best[1].weightBytes / 1048576.0, best[1].rssWeights / 1024.0, best[1].peakWeights / 1024.0);
+        printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, resident memory %.3fx, peak %.3fx\n",
                best[0].decode / best[1].decode, best[0].prompt / best[1].prompt,
-               (double)best[0].rssWeights / (double)best[1].rssWeights);
+               (double)best[0].rssWeights / (double)best[1].rssWeights,
+               (double)best[0].peakWeights / (double)best[1].peakWeights);
     }
     return 0;
 }

@@ -29,6 +29,7 @@ static void usage(FILE* f)
         "  --ctx N              context length: positions the KV cache holds\n"
         "                       (default: the model's, or what the tokens need)\n"
         "  --plain              use a folder's weights as plain bf16 (no compression)\n"
+        "  --compact            weights in the entropy layout: less memory, slower\n"
         "  --exact              logits bit-identical to the engine on plain bf16 weights\n"
         "                       (what the CPU engine always gives)\n"
         "  -T#, --threads=#     threads (default: every core)\n"
@@ -56,6 +57,7 @@ typedef struct {
     int kvF32;
     unsigned long long ctx;
     int plain;
+    int compact;
     unsigned threads;
     int verbose;
     /* the chat */
@@ -133,6 +135,7 @@ static int parse(int argc, char** argv, run_opts* o)
             if (parse_ull(argv[++i], &v) || v == 0) { cli_error("--ctx: expected a length, got %s", argv[i]); return 1; }
             o->ctx = v;
         } else if (!strcmp(a, "--plain")) o->plain = 1;
+        else if (!strcmp(a, "--compact")) o->compact = 1;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
         else if (!strncmp(a, "-T", 2) && a[2]) {
             if (parse_ull(a + 2, &v) || v > 256) { cli_error("-T: expected 0..256, got %s", a + 2); return 1; }
@@ -365,6 +368,7 @@ static int chat_main(const run_opts* o)
     p.nbThreads = o->threads;
     p.kvF32 = o->kvF32;
     p.plainWeights = o->plain;
+    p.compactWeights = o->compact;
     p.contextLength = o->ctx;
     p.message = message;
     p.messageCapacity = sizeof message;
@@ -464,6 +468,7 @@ int cli_run(int argc, char** argv)
     p.nbThreads = o.threads;
     p.kvF32 = o.kvF32;
     p.plainWeights = o.plain;
+    p.compactWeights = o.compact;
     p.contextLength = o.ctx;
     p.message = message;
     p.messageCapacity = sizeof message;

@@ -14,12 +14,17 @@
  * the cache (bf16). Prompts run a token at a time.
  */
 #include <dirent.h>
+#ifdef __GLIBC__
+#  include <malloc.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <xxhash.h>
 
 #include "infer.h"
 
@@ -33,6 +38,7 @@ struct glyd_llm_s {
     size_t nbMaps;              /* allocated entries of maps */
     size_t nbSt;                /* entries of sts parsed */
     int plain;
+    int compact;                /* coded weights in the entropy layout */
     /* weights */
     glyd_matrix embed;          /* (vocab, dim) */
     glyd_matrix head;           /* (vocab, dim); unused when tied */
@@ -57,10 +63,6 @@ struct glyd_llm_s {
     float* invFreq;             /* (headDim / 2) */
     float ropeScale;
 };
-
-/* Prompt tokens run through each layer together, so that a matrix unit
- * decoded once serves them all. */
-#define GLYD_BATCH 32
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
@@ -130,9 +132,119 @@ static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
             t->data = st->base + st->dataStart + s->begin;
             t->size = (size_t)(s->end - s->begin);
             t->codec = -1;
+            t->file = f;
             return 1;
         }
     }
+    return 0;
+}
+
+/* Elements read per slice when coding weights at load: the mapped pages of
+ * each slice are let go once read. */
+#define LOAD_SLICE ((size_t)1 << 20)
+
+/* The mapping that holds a tensor's bytes, for letting its pages go. */
+static void release_source(const glyd_llm* m, const tensor_ref* t)
+{
+    if (m->packed) glyd_modelRelease(m->packed, t->data, t->size);
+    else if (t->file < m->nbMaps) glyd_mappedRelease(&m->maps[t->file], t->data, t->size);
+}
+
+/* A bf16 matrix into a fast-layout blob of exactly its size, in two passes
+ * over the elements (their exponents counted, then written): a slice at a
+ * time, a mapped source's pages let go behind, so that neither the source
+ * nor any copy of the matrix stays in memory beside the blob. */
+static size_t encode_fast(const glyd_llm* m, glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
+                          const tensor_ref* t)
+{
+    uint64_t const n = rows * cols;
+    uint64_t count[256], i;
+    XXH3_state_t h;
+    glyd_fastWriter fw;
+    size_t size, r;
+    uint8_t* blob;
+    memset(count, 0, sizeof count);
+    XXH3_64bits_reset(&h);
+    for (i = 0; i < n; i += LOAD_SLICE) {
+        size_t const len = (size_t)GLYD_MIN((uint64_t)LOAD_SLICE, n - i);
+        glyd_fastCount(count, src + i, len);
+        XXH3_64bits_update(&h, src + i, len * 2);
+        if (t) glyd_mappedRelease(&m->maps[t->file], src + i, len * 2);
+    }
+    size = glyd_fastWriterSize(count, cols);
+    blob = (uint8_t*)malloc(size);
+    RETURN_ERROR_IF(!blob, memory_allocation, "weights");
+    r = glyd_fastWriterBegin(&fw, blob, size, count, cols, XXH3_64bits_digest(&h));
+    for (i = 0; i < n && !glyd_isError(r); i += LOAD_SLICE) {
+        size_t const len = (size_t)GLYD_MIN((uint64_t)LOAD_SLICE, n - i);
+        r = glyd_fastWriterPut(&fw, src + i, len);
+        if (t) glyd_mappedRelease(&m->maps[t->file], src + i, len * 2);
+    }
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, size, rows, cols);
+    if (glyd_isError(r)) { free(blob); return r; }
+    w->ownedBlob = blob;
+    return 0;
+}
+
+/* A packed model's tensor blob in another layout, recoded into the fast
+ * one: decoded twice, a few units at a time (counts, then elements). */
+static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
+{
+    glyd_matrix src;
+    glyd_decodeScratch s;
+    uint64_t count[256], u;
+    glyd_fastWriter fw;
+    size_t size = 0, r;
+    uint8_t* blob = NULL;
+    int pass;
+    memset(&s, 0, sizeof s);
+    memset(count, 0, sizeof count);
+    FORWARD_IF_ERROR(glyd_matrixCoded(&src, t->data, t->size, rows, cols));
+    r = glyd_scratchReserve(&s, &src);
+    for (pass = 0; pass < 2 && !glyd_isError(r); pass++) {
+        if (pass == 1) {
+            size = glyd_fastWriterSize(count, cols);
+            blob = (uint8_t*)malloc(size);
+            r = blob ? glyd_fastWriterBegin(&fw, blob, size, count, cols, src.view.checksum)
+                     : GLYD_ERROR(memory_allocation);
+        }
+        for (u = 0; u < src.view.nbUnits && !glyd_isError(r); u += 4) {
+            uint64_t const nb = GLYD_MIN((uint64_t)4, src.view.nbUnits - u);
+            r = glyd_tensorDecodeUnits(&src.view, src.dt, u, nb, s.elems, s.symbols);
+            if (glyd_isError(r)) break;
+            if (pass == 0) glyd_fastCount(count, s.elems, r / 2);
+            else r = glyd_fastWriterPut(&fw, s.elems, r / 2);
+        }
+    }
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    glyd_scratchFree(&s);
+    glyd_matrixFree(&src);
+    release_source(m, t);
+    if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, size, rows, cols);
+    if (glyd_isError(r)) { free(blob); return r; }
+    w->ownedBlob = blob;
+    return 0;
+}
+
+/* The entropy layout, as a packed model would hold it, from a folder's bf16. */
+static size_t encode_entropy(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
+{
+    size_t const cap = glyd_tensorCompressBound((size_t)(rows * cols), GLYD_DTYPE_BF16);
+    uint8_t* blob = (uint8_t*)malloc(cap);
+    size_t r;
+    RETURN_ERROR_IF(!blob, memory_allocation, "weights");
+    r = glyd_tensorCompress(blob, cap, t->data, (size_t)(rows * cols), GLYD_DTYPE_BF16, (size_t)cols,
+                            glyd_tensor_auto, m->nbThreads);
+    release_source(m, t);
+    if (!glyd_isError(r)) {
+        /* the blob is far smaller than its bound: give the rest back */
+        uint8_t* const fit = (uint8_t*)realloc(blob, r);
+        if (fit) blob = fit;
+        r = glyd_matrixCoded(w, blob, r, rows, cols);
+    }
+    if (glyd_isError(r)) { free(blob); return r; }
+    w->ownedBlob = blob;
     return 0;
 }
 
@@ -141,6 +253,7 @@ static size_t load_matrix(glyd_llm* m, const glyd_llmParams* p, glyd_matrix* w, 
                           uint64_t rows, uint64_t cols, unsigned long long* done, unsigned long long total)
 {
     tensor_ref t;
+    size_t r = 0;
     if (!find_tensor(m, name, &t)) {
         say(p, "tensor %s is missing", name);
         RETURN_ERROR(model_invalid, "missing tensor");
@@ -155,47 +268,37 @@ static size_t load_matrix(glyd_llm* m, const glyd_llmParams* p, glyd_matrix* w, 
     }
     m->weightBf16 += rows * cols * 2;
     switch (t.codec) {
-    case -1:
-        if (m->plain) {
-            glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
-        } else {
-            /* packed on the fly: the blob a packed model would hold */
-            size_t const cap = glyd_tensorCompressBound((size_t)(rows * cols), GLYD_DTYPE_BF16);
-            uint8_t* blob = (uint8_t*)malloc(cap);
-            size_t r;
-            RETURN_ERROR_IF(!blob, memory_allocation, "weights");
-            r = glyd_tensorCompress(blob, cap, t.data, (size_t)(rows * cols), GLYD_DTYPE_BF16, (size_t)cols,
-                                    glyd_tensor_auto, m->nbThreads);
-            if (!glyd_isError(r)) {
-                /* the blob is far smaller than its bound: give the rest back */
-                uint8_t* const fit = (uint8_t*)realloc(blob, r);
-                if (fit) blob = fit;
-                r = glyd_matrixCoded(w, blob, r, rows, cols);
-            }
-            if (glyd_isError(r)) {
-                free(blob);
-                say(p, "tensor %s: %s", name, glyd_getErrorName(r));
-                return r;
-            }
-            w->ownedBlob = blob;
-        }
+    case -1: /* a folder's bytes */
+        if (m->plain) glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
+        else if (m->compact) r = encode_entropy(m, w, &t, rows, cols);
+        else r = encode_fast(m, w, (const uint16_t*)(const void*)t.data, rows, cols, &t);
         break;
-    case 0:
+    case 0: /* stored raw in the packed file */
         glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
         break;
-    case 2:
-        FORWARD_IF_ERROR(glyd_matrixCoded(w, t.data, t.size, rows, cols));
+    case 2: { /* a tensor blob: used where it lies, or recoded */
+        glyd_tensorView v;
+        r = glyd_tensorOpen(&v, t.data, t.size);
+        if (glyd_isError(r)) break;
+        if (m->compact || v.layout == GLYD_TLAYOUT_FAST || v.layout == GLYD_TLAYOUT_STORED)
+            r = glyd_matrixCoded(w, t.data, t.size, rows, cols);
+        else
+            r = recode_fast(m, w, &t, rows, cols);
         break;
-    default: {
+    }
+    default: { /* a frame: read whole, kept plain */
         uint16_t* const plain = (uint16_t*)malloc((size_t)(rows * cols) * 2);
-        size_t r;
         RETURN_ERROR_IF(!plain, memory_allocation, "weights");
         r = glyd_modelReadTensor(m->packed, t.file, t.index, plain, (size_t)(rows * cols) * 2, m->nbThreads);
-        if (glyd_isError(r)) { free(plain); return r; }
+        if (glyd_isError(r)) { free(plain); break; }
         glyd_matrixPlain(w, plain, rows, cols);
         w->ownedPlain = plain;
         break;
     }
+    }
+    if (glyd_isError(r)) {
+        say(p, "tensor %s: %s", name, glyd_getErrorName(r));
+        return r;
     }
     m->weightBytes += glyd_matrixBytes(w);
     *done += rows * cols * 2;
@@ -249,6 +352,7 @@ static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, con
     m->weightBytes += (unsigned long long)n * elem;
     m->weightBf16 += (unsigned long long)n * 2;
     free(bytes);
+    if (!m->plain && t.codec == -1) release_source(m, &t);
     return 0;
 }
 
@@ -395,7 +499,7 @@ static size_t alloc_state(glyd_llm* m)
         }
     }
     if (m->nbThreads > 1) {
-        m->pool = glyd_poolCreate(m->nbThreads, glyd_defaultCMem);
+        m->pool = glyd_poolCreate(m->nbThreads - 1, glyd_defaultCMem);
         RETURN_ERROR_IF(!m->pool, threads_unavailable, "engine threads");
     }
     return 0;
@@ -439,6 +543,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     if (m->nbThreads > 256) m->nbThreads = 256;
     m->kvF32 = p ? p->kvF32 : 0;
     m->plain = p ? p->plainWeights : 0;
+    m->compact = p ? p->compactWeights : 0;
     if (stat(path, &sb) != 0) {
         say(p, "%s: no such file or folder", path);
         r = GLYD_ERROR(io_failed);
@@ -486,6 +591,9 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         m->nbSt = m->nbMaps = 0;
     }
     if (!glyd_isError(r)) r = alloc_state(m);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
     if (glyd_isError(r)) {
         if (p && p->message && p->messageCapacity && !p->message[0])
             say(p, "%s: %s", path, glyd_getErrorName(r));
@@ -586,8 +694,10 @@ static size_t matmul(glyd_llm* m, const glyd_matrix* w, const float* x, size_t n
         jobs[j].r0 = GLYD_MIN(groups * j / nbJobs * align, w->rows);
         jobs[j].r1 = GLYD_MIN(groups * (j + 1) / nbJobs * align, w->rows);
         jobs[j].s = &m->scratch[j];
-        glyd_poolAdd(m->pool, matmul_run, &jobs[j]);
+        /* the calling thread takes the first share itself */
+        if (j > 0) glyd_poolAdd(m->pool, matmul_run, &jobs[j]);
     }
+    matmul_run(&jobs[0]);
     glyd_poolWait(m->pool);
     for (j = 0; j < nbJobs; j++) FORWARD_IF_ERROR(jobs[j].result);
     return 0;

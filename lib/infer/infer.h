@@ -71,11 +71,17 @@ void glyd_matrixFree(glyd_matrix* m);
 /* Bytes the matrix takes in memory (its blob, or its bf16 data). */
 size_t glyd_matrixBytes(const glyd_matrix* m);
 
-/* Per-thread room to decode into: one unit's elements and symbols. */
+/* Prompt tokens run through each layer together, so that a matrix unit
+ * decoded once serves them all: products take at most this many vectors. */
+#define GLYD_BATCH 32
+
+/* Per-thread room for products: decoded units (elements, symbols) and the
+ * batch's vectors laid out for the kernels. */
 typedef struct {
     uint16_t* elems;
     uint8_t* symbols;
-    size_t elemCap, symbolCap;
+    float* xd;
+    size_t elemCap, symbolCap, xdCap;
 } glyd_decodeScratch;
 
 size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m);

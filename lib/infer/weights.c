@@ -44,51 +44,162 @@ GLYD_FORCE_INLINE float bf16_to_f32(uint16_t h)
     return f;
 }
 
-/* The portable kernel: eight partial sums, as the AVX2 one keeps, added up
- * in the same tree; n a multiple of 8 or not. */
-static float dot_plain(const uint16_t* w, const float* x, size_t n)
-{
-    float acc[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-    size_t i = 0, k;
-    for (; i + 8 <= n; i += 8)
-        for (k = 0; k < 8; k++) acc[k] += bf16_to_f32(w[i + k]) * x[i + k];
-    for (k = 0; i < n; i++, k++) acc[k] += bf16_to_f32(w[i]) * x[i];
-    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-}
+/*
+ * Every kernel sums a piece of a row in one order, so that plain and coded
+ * weights give bit-identical products:
+ *   - sixteen partial sums: in each block of 16 elements, element 2j goes to
+ *     even lane j and element 2j + 1 to odd lane j;
+ *   - then even + odd, lane by lane; the tail (under 16 elements) adds its
+ *     products into lanes 0, 1, ... (wrapping at 8); then a fixed tree.
+ * Splitting even and odd elements is what makes bf16 cheap to widen: a
+ * 32-bit lane holding two bf16 values is the odd one as a float once its low
+ * half is masked off, and the even one once shifted up by 16. The vector x
+ * is laid out to match (deinterleave_x): per block, its 8 even elements,
+ * then its 8 odd ones.
+ */
+#define DOT_BLOCK 16
 
-#if DOT_AVX2
-__attribute__((target("avx2,fma"))) static float dot_avx2(const uint16_t* w, const float* x, size_t n)
+/* Plain rows are read from memory four at a time, four streams the
+ * hardware prefetcher follows late: each is fetched this far ahead. */
+#define DOT_PREFETCH 512
+
+/* x's pieces (of `chunk` elements, as rows are summed) in the kernels' layout. */
+static void deinterleave_x(float* xd, const float* x, uint64_t cols, uint32_t chunk)
 {
-    __m256 acc = _mm256_setzero_ps();
-    float lanes[8], tail[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
-    size_t i = 0, k;
-    for (; i + 8 <= n; i += 8) {
-        __m128i const h = _mm_loadu_si128((const __m128i*)(const void*)(w + i));
-        __m256 const wf = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-        acc = _mm256_fmadd_ps(wf, _mm256_loadu_ps(x + i), acc);
+    uint64_t p, i;
+    unsigned j;
+    for (p = 0; p < cols; p += chunk) {
+        uint64_t const end = GLYD_MIN(p + chunk, cols);
+        for (i = p; i + DOT_BLOCK <= end; i += DOT_BLOCK)
+            for (j = 0; j < DOT_BLOCK / 2; j++) {
+                xd[i + j] = x[i + 2 * j];
+                xd[i + DOT_BLOCK / 2 + j] = x[i + 2 * j + 1];
+            }
+        for (; i < end; i++) xd[i] = x[i];
     }
-    _mm256_storeu_ps(lanes, acc);
-    for (k = 0; i < n; i++, k++) tail[k] = bf16_to_f32(w[i]) * x[i];
-    for (k = 0; k < 8; k++) lanes[k] += tail[k];
-    return ((lanes[0] + lanes[4]) + (lanes[2] + lanes[6])) + ((lanes[1] + lanes[5]) + (lanes[3] + lanes[7]));
 }
+
+static float sum_tree(const float s[8])
+{
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+/* The tail's products into the lanes, and the tree. */
+static float dot_finish(float s[8], const uint16_t* w, const float* xd, size_t i, size_t n)
+{
+    unsigned j;
+    for (j = 0; i < n; i++, j++) {
+        float const prod = bf16_to_f32(w[i]) * xd[i];
+        s[j & 7] += prod;
+    }
+    return sum_tree(s);
+}
+
+/* The portable kernel: out[k] = row k . x for nbRows rows `stride` apart. */
+static void dot_rows_portable(const uint16_t* w, size_t stride, unsigned nbRows, const float* xd, size_t n,
+                              float* out)
+{
+    unsigned k, j;
+    for (k = 0; k < nbRows; k++) {
+        const uint16_t* const row = w + k * stride;
+        float ev[8] = { 0, 0, 0, 0, 0, 0, 0, 0 }, od[8] = { 0, 0, 0, 0, 0, 0, 0, 0 }, s[8];
+        size_t i;
+        for (i = 0; i + DOT_BLOCK <= n; i += DOT_BLOCK)
+            for (j = 0; j < 8; j++) {
+                float const pe = bf16_to_f32(row[i + 2 * j]) * xd[i + j];
+                float const po = bf16_to_f32(row[i + 2 * j + 1]) * xd[i + 8 + j];
+                ev[j] += pe;
+                od[j] += po;
+            }
+        for (j = 0; j < 8; j++) s[j] = ev[j] + od[j];
+        out[k] = dot_finish(s, row, xd, i, n);
+    }
+}
+
+#if DOT_AVX2
+#  define DOT_ROW(r, e, o)                                                                    \
+    do {                                                                                      \
+        __m256i const h = _mm256_loadu_si256((const __m256i*)(const void*)((r) + i));        \
+        e = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(h, 16)), xe, e);          \
+        o = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(h, high)), xo, o);         \
+    } while (0)
+
+/* The lanes of one row's sums, then its tail and tree. */
+__attribute__((target("avx2,fma")))
+static float dot_close(__m256 e, __m256 o, const uint16_t* row, const float* xd, size_t i, size_t n)
+{
+    float s[8];
+    _mm256_storeu_ps(s, _mm256_add_ps(e, o));
+    return dot_finish(s, row, xd, i, n);
+}
+
+/* Four rows at once share each load of x: eight chains of FMAs in flight. */
+__attribute__((target("avx2,fma")))
+static void dot4_avx2(const uint16_t* w, size_t stride, const float* xd, size_t n, float* out)
+{
+    __m256i const high = _mm256_set1_epi32((int)0xFFFF0000u);
+    const uint16_t *const r0 = w, *const r1 = w + stride, *const r2 = w + 2 * stride, *const r3 = w + 3 * stride;
+    __m256 e0 = _mm256_setzero_ps(), e1 = e0, e2 = e0, e3 = e0, o0 = e0, o1 = e0, o2 = e0, o3 = e0;
+    size_t i;
+    for (i = 0; i + DOT_BLOCK <= n; i += DOT_BLOCK) {
+        __m256 const xe = _mm256_loadu_ps(xd + i), xo = _mm256_loadu_ps(xd + i + 8);
+        _mm_prefetch((const char*)(r0 + i) + DOT_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char*)(r1 + i) + DOT_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char*)(r2 + i) + DOT_PREFETCH, _MM_HINT_T0);
+        _mm_prefetch((const char*)(r3 + i) + DOT_PREFETCH, _MM_HINT_T0);
+        DOT_ROW(r0, e0, o0);
+        DOT_ROW(r1, e1, o1);
+        DOT_ROW(r2, e2, o2);
+        DOT_ROW(r3, e3, o3);
+    }
+    out[0] = dot_close(e0, o0, r0, xd, i, n);
+    out[1] = dot_close(e1, o1, r1, xd, i, n);
+    out[2] = dot_close(e2, o2, r2, xd, i, n);
+    out[3] = dot_close(e3, o3, r3, xd, i, n);
+}
+
+__attribute__((target("avx2,fma")))
+static float dot1_avx2(const uint16_t* r0, const float* xd, size_t n)
+{
+    __m256i const high = _mm256_set1_epi32((int)0xFFFF0000u);
+    __m256 e0 = _mm256_setzero_ps(), o0 = e0;
+    size_t i;
+    for (i = 0; i + DOT_BLOCK <= n; i += DOT_BLOCK) {
+        __m256 const xe = _mm256_loadu_ps(xd + i), xo = _mm256_loadu_ps(xd + i + 8);
+        DOT_ROW(r0, e0, o0);
+    }
+    return dot_close(e0, o0, r0, xd, i, n);
+}
+#  undef DOT_ROW
 #endif
 
-static float dot(const uint16_t* w, const float* x, size_t n)
+/* out[k] = row k . x for nbRows <= 4 rows `stride` apart, n elements each. */
+static void dot_rows(const uint16_t* w, size_t stride, unsigned nbRows, const float* xd, size_t n, float* out)
 {
 #if DOT_AVX2
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return dot_avx2(w, x, n);
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+        unsigned k;
+        if (nbRows == 4) dot4_avx2(w, stride, xd, n, out);
+        else for (k = 0; k < nbRows; k++) out[k] = dot1_avx2(w + k * stride, xd, n);
+        return;
+    }
 #endif
-    return dot_plain(w, x, n);
+    dot_rows_portable(w, stride, nbRows, xd, n, out);
 }
 
-/* A row's product, in pieces of `chunk` elements summed in order. */
-static float row_dot(const uint16_t* row, const float* x, uint64_t cols, uint32_t chunk)
+/* Rows [0, nbRows) (nbRows <= 4) of a block `stride` apart, each summed in
+ * pieces of `chunk` elements in order. */
+static void rows_dot(const uint16_t* w, size_t stride, unsigned nbRows, const float* xd, uint64_t cols,
+                     uint32_t chunk, float* out)
 {
-    float acc = 0;
+    float part[4];
     uint64_t p;
-    for (p = 0; p < cols; p += chunk) acc += dot(row + p, x + p, (size_t)GLYD_MIN((uint64_t)chunk, cols - p));
-    return acc;
+    unsigned k;
+    for (k = 0; k < nbRows; k++) out[k] = 0;
+    for (p = 0; p < cols; p += chunk) {
+        dot_rows(w + p, stride, nbRows, xd + p, (size_t)GLYD_MIN((uint64_t)chunk, cols - p), part);
+        for (k = 0; k < nbRows; k++) out[k] += part[k];
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -103,22 +214,29 @@ static uint64_t rows_per_unit(const glyd_matrix* m)
 
 size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m)
 {
-    size_t elems, symbols;
-    if (m->plain) return 0;
-    /* four units of whole rows, or the units of one long row */
-    elems = (size_t)GLYD_MAX((uint64_t)4 * m->view.unitSize, m->cols) + 16;
-    symbols = glyd_tensorScratchSize(&m->view);
-    if (elems > s->elemCap) {
-        free(s->elems);
-        s->elems = (uint16_t*)malloc(elems * 2);
-        s->elemCap = s->elems ? elems : 0;
+    size_t const xd = (size_t)GLYD_BATCH * (size_t)m->cols;
+    if (xd > s->xdCap) {
+        free(s->xd);
+        s->xd = (float*)malloc(xd * sizeof(float));
+        s->xdCap = s->xd ? xd : 0;
     }
-    if (symbols > s->symbolCap) {
-        free(s->symbols);
-        s->symbols = (uint8_t*)malloc(symbols);
-        s->symbolCap = s->symbols ? symbols : 0;
+    RETURN_ERROR_IF(!s->xd, memory_allocation, "decode scratch");
+    if (!m->plain) {
+        /* four units of whole rows, or the units of four long rows */
+        size_t const elems = (size_t)GLYD_MAX((uint64_t)4 * m->view.unitSize, 4 * m->cols) + 16;
+        size_t const symbols = glyd_tensorScratchSize(&m->view);
+        if (elems > s->elemCap) {
+            free(s->elems);
+            s->elems = (uint16_t*)malloc(elems * 2);
+            s->elemCap = s->elems ? elems : 0;
+        }
+        if (symbols > s->symbolCap) {
+            free(s->symbols);
+            s->symbols = (uint8_t*)malloc(symbols);
+            s->symbolCap = s->symbols ? symbols : 0;
+        }
+        RETURN_ERROR_IF(!s->elems || !s->symbols, memory_allocation, "decode scratch");
     }
-    RETURN_ERROR_IF(!s->elems || !s->symbols, memory_allocation, "decode scratch");
     return 0;
 }
 
@@ -126,6 +244,7 @@ void glyd_scratchFree(glyd_decodeScratch* s)
 {
     free(s->elems);
     free(s->symbols);
+    free(s->xd);
     memset(s, 0, sizeof(*s));
 }
 
@@ -137,17 +256,35 @@ static size_t decode_units(const glyd_matrix* m, uint64_t u, uint64_t n, glyd_de
     return 0;
 }
 
+/* Rows [r0, r1) of W, held as bf16 from `block` on (row r0 first), times
+ * every vector of the batch: four rows at a time, each group of rows serving
+ * every vector while it sits in the cache. */
+static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint64_t r0, uint64_t r1,
+                              const float* xd, size_t nbVec, float* y)
+{
+    uint64_t r;
+    size_t t;
+    for (r = r0; r < r1; r += 4) {
+        unsigned const nr = (unsigned)GLYD_MIN((uint64_t)4, r1 - r);
+        for (t = 0; t < nbVec; t++) {
+            float out[4];
+            unsigned k;
+            rows_dot(block + (r - r0) * w->cols, (size_t)w->cols, nr, xd + t * w->cols, w->cols, w->chunk, out);
+            for (k = 0; k < nr; k++) y[t * w->rows + r + k] = out[k];
+        }
+    }
+}
+
 /* Y[t][r] = W[r] . X[t] for every vector t of the batch and rows [r0, r1):
  * each unit decoded once serves every vector. */
 size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
                        glyd_decodeScratch* s)
 {
-    uint64_t r;
     size_t t;
-#define ROW_TIMES_BATCH(row, r_)                                                                     \
-    for (t = 0; t < nbVec; t++) y[t * w->rows + (r_)] = row_dot((row), x + t * w->cols, w->cols, w->chunk)
+    RETURN_ERROR_IF(nbVec > GLYD_BATCH || !s->xd || s->xdCap < nbVec * w->cols, GENERIC, "scratch not reserved");
+    for (t = 0; t < nbVec; t++) deinterleave_x(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
     if (w->plain) {
-        for (r = r0; r < r1; r++) ROW_TIMES_BATCH(w->plain + r * w->cols, r);
+        block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, nbVec, y);
         return 0;
     }
     {
@@ -160,17 +297,19 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
                 uint64_t const n = GLYD_MIN((uint64_t)4, w->view.nbUnits - u);
                 uint64_t const end = GLYD_MIN((u + n) * rpu, r1);
                 FORWARD_IF_ERROR(decode_units(w, u, n, s));
-                for (r = u * rpu; r < end; r++) ROW_TIMES_BATCH(s->elems + (r - u * rpu) * w->cols, r);
+                block_times_batch(w, s->elems, u * rpu, end, s->xd, nbVec, y);
             }
         } else {
+            /* long rows: the units of four rows at a time */
             uint64_t const parts = w->cols / w->view.unitSize;
-            for (r = r0; r < r1; r++) {
-                FORWARD_IF_ERROR(decode_units(w, r * parts, parts, s));
-                ROW_TIMES_BATCH(s->elems, r);
+            uint64_t r;
+            for (r = r0; r < r1; r += 4) {
+                uint64_t const nr = GLYD_MIN((uint64_t)4, r1 - r);
+                FORWARD_IF_ERROR(decode_units(w, r * parts, nr * parts, s));
+                block_times_batch(w, s->elems, r, r + nr, s->xd, nbVec, y);
             }
         }
     }
-#undef ROW_TIMES_BATCH
     return 0;
 }
 
@@ -235,9 +374,11 @@ size_t glyd_matrixCoded(glyd_matrix* m, const uint8_t* blob, size_t size, uint64
         return 0;
     }
     m->chunk = m->view.unitSize % cols == 0 ? (uint32_t)cols : m->view.unitSize;
-    m->dt = (glyd_tensorDTable*)malloc(sizeof(*m->dt));
-    RETURN_ERROR_IF(!m->dt, memory_allocation, "decoding table");
-    if (m->view.layout == GLYD_TLAYOUT_HUFFMAN) glyd_tensorBuildDTable(m->dt, &m->view.huf);
+    if (m->view.layout == GLYD_TLAYOUT_HUFFMAN) {
+        m->dt = (glyd_tensorDTable*)malloc(sizeof(*m->dt));
+        RETURN_ERROR_IF(!m->dt, memory_allocation, "decoding table");
+        glyd_tensorBuildDTable(m->dt, &m->view.huf);
+    }
     return 0;
 }
 

@@ -42,6 +42,23 @@ void glyd_unmapFile(glyd_mappedFile* f)
     memset(f, 0, sizeof(*f));
 }
 
+void glyd_mappedRelease(const glyd_mappedFile* f, const void* p, size_t n)
+{
+    /* a fault maps the pages around it too (64 KiB by default): those
+     * beside the range go as well, within the mapping */
+    uintptr_t const page = (uintptr_t)sysconf(_SC_PAGESIZE), around = 64 << 10;
+    uintptr_t const lo = (uintptr_t)f->data, hi = lo + f->size;
+    uintptr_t a = (uintptr_t)p, b = a + n;
+    if (!f->mapped || n == 0 || a < lo || b > hi) return;
+    a = a - lo > around ? a - around : lo;
+    b = hi - b > around ? b + around : hi;
+    /* whole pages: a read-only mapping's pages are read again from the file
+     * should anything touch them later */
+    a &= ~(page - 1);
+    b = (b + page - 1) & ~(page - 1);
+    madvise((void*)a, (size_t)(b - a), MADV_DONTNEED);
+}
+
 size_t glyd_readFile(const char* path, char** data, size_t* size)
 {
     glyd_mappedFile f;

@@ -107,6 +107,10 @@ typedef struct {
 
 size_t glyd_mapFile(glyd_mappedFile* f, const char* path);
 void glyd_unmapFile(glyd_mappedFile* f);
+/* Lets go of the pages of a mapped file under [p, p + n), read for good:
+ * they leave the process's resident memory (nothing if f was read, not
+ * mapped, or p is not inside it). */
+void glyd_mappedRelease(const glyd_mappedFile* f, const void* p, size_t n);
 /* A whole (small) file, NUL-terminated, in *data (the caller frees it). */
 size_t glyd_readFile(const char* path, char** data, size_t* size);
 
@@ -128,6 +132,8 @@ glyd_model* glyd_modelOpenBytes(const void* data, size_t size, const glyd_packPa
  * tensor blob; -1 for an index out of range. */
 int glyd_modelTensorStored(const glyd_model* model, size_t file, size_t tensor, const uint8_t** blob,
                            size_t* size);
+/* glyd_mappedRelease for the packed file's mapping. */
+void glyd_modelRelease(const glyd_model* model, const void* p, size_t n);
 
 /* One file of the packed model (config.json, tokenizer.json, ...), whole,
  * checked and NUL-terminated in *data (the caller frees it). io_failed

@@ -44,6 +44,8 @@ struct glyd_model_s {
     size_t nbFiles;
 };
 
+void glyd_modelRelease(const glyd_model* model, const void* p, size_t n) { glyd_mappedRelease(&model->map, p, n); }
+
 unsigned glyd_isPackedModel(const char* path)
 {
     char magic[8];

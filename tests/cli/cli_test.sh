@@ -1186,6 +1186,11 @@ if [ -r "$FIX/model.safetensors" ]; then
     want "logits file is not [16][512] floats" test "$(size_of a.f32)" -eq $((16 * 512 * 4))
     want "packed model gives other logits" same a.f32 b.f32
     want "plain weights give other logits" same a.f32 c.f32
+    run "$GLYD" run m.glyd --compact --tokens "$TOKENS" --dump-logits d.f32 --kv-dtype f32; want_rc 0
+    want "compact weights give other logits" same a.f32 d.f32
+    run "$GLYD" pack -q --fast-layout "$FIX" -o f.glyd; want_rc 0
+    run "$GLYD" run f.glyd --tokens "$TOKENS" --dump-logits e.f32 --kv-dtype f32; want_rc 0
+    want "a model packed in the fast layout gives other logits" same a.f32 e.f32
     run "$GLYD" run m.glyd -v --tokens "1" -n 3; want_rc 0
     want_err "LlamaForCausalLM"; want_err "bf16"
     want_out_re '^[0-9]+ [0-9]+ [0-9]+$'

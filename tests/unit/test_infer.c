@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../../lib/infer/infer.h"
+#include "../../lib/tensor/tensor.h"
 #include "harness.h"
 
 static const char* fixture(const char* name)
@@ -44,6 +45,8 @@ static int load_reference(reference* r)
     return r->nbTokens == 64;
 }
 
+/* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
+ * (compactWeights), 0 coded in the fast layout */
 static glyd_llm* open_model(const char* path, int plain, unsigned threads, int kvF32)
 {
     glyd_llmParams p;
@@ -53,7 +56,8 @@ static glyd_llm* open_model(const char* path, int plain, unsigned threads, int k
     memset(&p, 0, sizeof p);
     p.nbThreads = threads;
     p.kvF32 = kvF32;
-    p.plainWeights = plain;
+    p.plainWeights = plain == 1;
+    p.compactWeights = plain == 2;
     p.message = msg;
     p.messageCapacity = sizeof msg;
     m = glyd_llmOpen(path, &p, &err);
@@ -116,23 +120,40 @@ TEST(engine_stories260k_logits_from_folder)
 
 TEST(engine_coded_weights_are_bit_identical_to_plain)
 {
+    /* both coded layouts, each on the decoder paths this CPU has */
     reference r;
-    glyd_llm *coded, *plain;
-    float *a, *b;
+    glyd_llm *coded, *compact, *plain;
+    float *a, *b, *c;
+    int simd;
     if (!load_reference(&r)) return;
-    coded = open_model(fixture(""), 0, 2, 0);
     plain = open_model(fixture(""), 1, 1, 0);
-    a = run_reference(coded, &r);
     b = run_reference(plain, &r);
-    CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+    for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+        glyd_tensorSimdLimit(simd);
+        coded = open_model(fixture(""), 0, 2, 0);
+        compact = open_model(fixture(""), 2, 3, 0);
+        a = run_reference(coded, &r);
+        c = run_reference(compact, &r);
+        CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+        CHECK(c && b && memcmp(c, b, 64 * 512 * sizeof(float)) == 0);
+        if (coded && compact) {
+            glyd_llmInfo fast, small;
+            glyd_llmGetInfo(coded, &fast);
+            glyd_llmGetInfo(compact, &small);
+            CHECK(small.weightBytes < fast.weightBytes && fast.weightBytes < fast.weightBytesBf16 * 72 / 100);
+        }
+        free(a);
+        free(c);
+        glyd_llmClose(coded);
+        glyd_llmClose(compact);
+    }
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
     if (plain) {
         glyd_llmInfo info;
         glyd_llmGetInfo(plain, &info);
         CHECK(info.weightBytes == info.weightBytesBf16);
     }
-    free(a);
     free(b);
-    glyd_llmClose(coded);
     glyd_llmClose(plain);
 }
 
@@ -146,17 +167,30 @@ TEST(engine_stories260k_logits_from_packed_model)
     snprintf(dir, sizeof dir, "/tmp/glyd-test-XXXXXX");
     CHECK(mkdtemp(dir) != NULL);
     snprintf(out, sizeof out, "%s/s.glyd", dir);
-    CHECK_OK(glyd_packModel(fixture(""), out, NULL));
-    packed = open_model(out, 0, 3, 1);
     folder = open_model(fixture(""), 0, 1, 1);
-    a = run_reference(packed, &r);
     b = run_reference(folder, &r);
-    if (a) CHECK(max_diff_to_reference(a) < 1e-4);
-    /* the same blobs, whether packed on the fly or read from the file */
-    CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
-    free(a);
+    {
+        /* entropy-coded blobs recoded at load, or used where they lie
+         * (compact); fast-layout blobs used where they lie: the same
+         * logits as from the folder, bit for bit */
+        static const struct { glyd_tensorLayout layout; int form; } kCases[] = {
+            { glyd_tensor_auto, 0 }, { glyd_tensor_auto, 2 }, { glyd_tensor_fast, 0 }
+        };
+        size_t k;
+        for (k = 0; k < 3; k++) {
+            glyd_packParams pp;
+            memset(&pp, 0, sizeof pp);
+            pp.layout = kCases[k].layout;
+            CHECK_OK(glyd_packModel(fixture(""), out, &pp));
+            packed = open_model(out, kCases[k].form, 3, 1);
+            a = run_reference(packed, &r);
+            if (a) CHECK(max_diff_to_reference(a) < 1e-4);
+            CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+            free(a);
+            glyd_llmClose(packed);
+        }
+    }
     free(b);
-    glyd_llmClose(packed);
     glyd_llmClose(folder);
     remove(out);
     rmdir(dir);
