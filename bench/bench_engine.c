@@ -4,7 +4,10 @@
  * the resident memory the weights take. Each form runs in its own process
  * (so that resident memory is its own), the two in turns.
  *
- *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]
+ *
+ * --avx2 keeps the tensor decoders to AVX2 (what a CPU without AVX-512
+ * runs) for the compressed runs.
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
@@ -19,6 +22,7 @@
 #include <unistd.h>
 
 #include "glyd.h"
+#include "../lib/tensor/tensor.h"
 
 static double now_s(void)
 {
@@ -49,6 +53,8 @@ typedef struct {
 } result;
 
 /* One form in a child process; the result comes back through a pipe. */
+static int g_avx2;
+
 static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
 {
     int fds[2];
@@ -72,6 +78,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         memset(&p, 0, sizeof p);
         p.nbThreads = threads;
         p.plainWeights = plain;
+        if (g_avx2) glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
         p.messageCapacity = sizeof msg;
@@ -123,11 +130,12 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[i], "--prompt") && i + 1 < argc) nbPrompt = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strncmp(argv[i], "-T", 2)) threads = (unsigned)atoi(argv[i] + 2);
+        else if (!strcmp(argv[i], "--avx2")) g_avx2 = 1;
         else if (argv[i][0] != '-' && !model) model = argv[i];
-        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]\n"); return 2; }
     }
     if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#]\n");
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]\n");
         return 2;
     }
     memset(best, 0, sizeof best);
@@ -148,10 +156,10 @@ int main(int argc, char** argv)
             best[form].bf16Bytes = x.bf16Bytes;
         }
     }
-    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d\n\n", model,
-                        threads, nbPrompt, nbDecode, rounds);
-    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d\n\n", model, nbPrompt,
-                nbDecode, rounds);
+    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s\n\n", model,
+                        threads, nbPrompt, nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "");
+    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s\n\n", model, nbPrompt,
+                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "");
     printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: |\n");
     printf("| compressed | %.2f | %.2f | %.1f MiB (%.3f of bf16) | %.1f MiB | %.1f MiB |\n", best[0].decode,

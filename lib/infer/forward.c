@@ -11,7 +11,8 @@
  *   logits = lm_head rmsnorm(x)
  *
  * Everything is fp32 but the weights (bf16, usually coded) and, by default,
- * the cache (bf16). Prompts run a token at a time.
+ * the cache (bf16). Prompts run through each layer GLYD_BATCH tokens at a
+ * time, so that rows decoded once serve them all.
  */
 #include <dirent.h>
 #ifdef __GLIBC__
