@@ -372,12 +372,14 @@ static __m256i fast_codes_avx2(const uint8_t* group)
     __m256i const spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
                                             2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
     __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i const one = _mm256_set1_epi8(1);
     __m256i c = _mm256_setzero_si256();
-    unsigned k;
-    for (k = 0; k < 3; k++) {
+    int k;
+    /* each plane's bit of element j is bit j % 8 of byte j / 8: spread the
+     * bytes, keep each lane's bit, clamp it to 1; the planes in from the top */
+    for (k = 2; k >= 0; k--) {
         __m256i const w = _mm256_shuffle_epi8(_mm256_set1_epi32((int)glyd_read32(group + 4 * k)), spread);
-        __m256i const set = _mm256_cmpeq_epi8(_mm256_and_si256(w, bits), bits);
-        c = _mm256_or_si256(c, _mm256_and_si256(set, _mm256_set1_epi8((char)(1 << k))));
+        c = _mm256_add_epi8(_mm256_add_epi8(c, c), _mm256_min_epu8(_mm256_and_si256(w, bits), one));
     }
     return c;
 }
@@ -410,8 +412,18 @@ static __m256i fast_lut_avx2(const glyd_tensorView* v)
 }
 
 /* Groups [g0, g1) of 32 elements; escapes patched in order. Returns 0 when
- * the unit's escapes run out. */
-__attribute__((target("avx2")))
+ * the unit's escapes run out.
+ *
+ * Escaped lanes join with exponent 0 (the table's entry for code 7); their
+ * own exponent goes in afterwards with an OR. Where the escapes fall varies
+ * from group to group, so branching on it would mispredict every other
+ * group: instead each group writes its first three escape positions
+ * whether it has them or not (the list advancing by its true count; more
+ * than three is rare), and a chunk of groups at a time is patched from the
+ * list in one loop of known length. */
+#define FAST_CHUNK 64 /* groups per patched chunk */
+
+__attribute__((target("avx2,bmi")))
 static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
                                  uint64_t escEnd, uint8_t* out)
 {
@@ -419,25 +431,36 @@ static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t
     const uint8_t* const raw = v->planes[0];
     const uint8_t* const escapes = v->escapes;
     __m256i const lut = fast_lut_avx2(v);
-    uint64_t g, esc = *escp;
-    for (g = g0; g < g1; g++, out += 64) {
-        __m256i const c = fast_codes_avx2(codePlanes + g * 12);
-        __m256i e = _mm256_shuffle_epi8(lut, c);
-        uint32_t escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
-        _mm_prefetch((const char*)(raw + g * 32) + FAST_PREFETCH, _MM_HINT_T0);
-        _mm_prefetch((const char*)(codePlanes + g * 12) + FAST_PREFETCH * 3 / 8, _MM_HINT_T0);
-        fast_join32_avx2(out, e, _mm256_loadu_si256((const __m256i*)(const void*)(raw + g * 32)));
-        if (escMask) {
-            /* escaped elements were joined with exponent 0 (the table's
-             * entry for code 7): theirs goes in with an OR, element by
-             * element, each load inside the vector store just made */
-            if ((uint64_t)__builtin_popcount(escMask) > escEnd - esc) return 0;
-            do {
-                uint8_t* const at = out + 2 * __builtin_ctz(escMask);
-                glyd_write16(at, (uint16_t)(glyd_read16(at) | (unsigned)escapes[esc++] << 7));
-                escMask &= escMask - 1;
-            } while (escMask);
+    uint16_t pos[FAST_CHUNK * 32 + 3];
+    uint64_t gc, esc = *escp;
+    for (gc = g0; gc < g1; gc += FAST_CHUNK) {
+        uint64_t const ge = GLYD_MIN(gc + FAST_CHUNK, g1);
+        uint8_t* const chunk = out + (gc - g0) * 64;
+        size_t n = 0, k;
+        uint64_t g;
+        for (g = gc; g < ge; g++) {
+            __m256i const c = fast_codes_avx2(codePlanes + g * 12);
+            uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+            unsigned const base = (unsigned)(g - gc) * 32, cnt = (unsigned)__builtin_popcount(m);
+            _mm_prefetch((const char*)(raw + g * 32) + FAST_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch((const char*)(codePlanes + g * 12) + FAST_PREFETCH * 3 / 8, _MM_HINT_T0);
+            fast_join32_avx2(chunk + (g - gc) * 64, _mm256_shuffle_epi8(lut, c),
+                             _mm256_loadu_si256((const __m256i*)(const void*)(raw + g * 32)));
+            pos[n] = (uint16_t)(base + _tzcnt_u32(m));
+            m &= m - 1;
+            pos[n + 1] = (uint16_t)(base + _tzcnt_u32(m));
+            m &= m - 1;
+            pos[n + 2] = (uint16_t)(base + _tzcnt_u32(m));
+            m &= m - 1;
+            for (k = 3; m; k++, m &= m - 1) pos[n + k] = (uint16_t)(base + _tzcnt_u32(m));
+            n += cnt;
         }
+        if (n > escEnd - esc) return 0;
+        for (k = 0; k < n; k++) {
+            uint8_t* const at = chunk + 2 * (size_t)pos[k];
+            glyd_write16(at, (uint16_t)(glyd_read16(at) | (unsigned)escapes[esc + k] << 7));
+        }
+        esc += n;
     }
     *escp = esc;
     return 1;
@@ -491,7 +514,7 @@ static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_
     uint64_t const escEnd = glyd_read32(v->escapeEnds + 4 * u);
     uint64_t i = a;
 #if TENSOR_FAST_AVX2
-    if (g_simdLimit >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2")) {
+    if (g_simdLimit >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi")) {
         /* the first elements one by one, up to a group boundary */
         uint64_t const lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
         int ok = 1;
