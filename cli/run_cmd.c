@@ -217,6 +217,7 @@ typedef struct {
     float* logits;
     int imEnd, eos;
     int open;                 /* the last assistant message has no <|im_end|> yet */
+    size_t replyStart;        /* where in the cache the last reply starts */
     unsigned char pending[8]; /* the start of a UTF-8 character not printed yet */
     size_t nbPending;
 } chat;
@@ -270,27 +271,72 @@ static int feed(chat* c, const int* ids, size_t n)
     return 0;
 }
 
+/* The text of the cache's tokens from `from` on (malloc'ed, NUL-terminated). */
+static char* cache_text(const chat* c, size_t from, size_t* size)
+{
+    size_t cap = 64, i;
+    char* text = (char*)malloc(cap);
+    *size = 0;
+    for (i = from; text && i < c->nbHist; i++) {
+        const unsigned char* b;
+        size_t n;
+        if (glyd_isError(glyd_tokenizerBytes(c->tok, c->hist[i], &b, &n))) continue;
+        if (*size + n + 1 > cap) {
+            char* const t = (char*)realloc(text, cap = 2 * (*size + n + 1));
+            if (!t) { free(text); return NULL; }
+            text = t;
+        }
+        memcpy(text + *size, b, n);
+        *size += n;
+    }
+    if (text) text[*size] = 0;
+    return text;
+}
+
+/* Tokenizes and feeds text. */
+static int feed_text(chat* c, const char* text)
+{
+    int* ids = NULL;
+    size_t nb = 0, err = glyd_tokenizerEncode(c->tok, text, strlen(text), &ids, &nb);
+    int r;
+    if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); return 1; }
+    r = nb ? feed(c, ids, nb) : 0;
+    free(ids);
+    return r;
+}
+
 /* One user message and the streamed reply. Returns 0, or 1 after an error. */
 static int turn(chat* c, const char* message)
 {
-    size_t const cap = strlen(message) + (c->o->system ? strlen(c->o->system) : 0) + 256;
-    char* const text = (char*)malloc(cap);
-    int* ids = NULL;
-    size_t nb = 0, err;
+    char* reply = NULL;
+    size_t replySize = 0, answer = 0, cap;
+    char* text;
     long produced = 0;
     int next;
-    if (!text) { cli_error("out of memory"); return 1; }
+    if (c->open) {
+        /* the last reply goes back into the history as Qwen's templates
+         * write it, without its thinking: the cache is rewound to the
+         * reply's start and its answer fed again */
+        reply = cache_text(c, c->replyStart, &replySize);
+        answer = reply ? glyd_chatAnswerStart(reply, replySize) : 0;
+        if (answer) c->nbHist = c->replyStart;
+    }
+    cap = strlen(message) + (c->o->system ? strlen(c->o->system) : 0) + (answer ? replySize - answer : 0) + 256;
+    text = (char*)malloc(cap);
+    if (!text) { free(reply); cli_error("out of memory"); return 1; }
     text[0] = 0;
+    if (answer) memcpy(text, reply + answer, replySize - answer + 1);
+    free(reply);
     if (c->open) strcat(text, "<|im_end|>\n");
     if (c->nbHist == 0 && c->o->system)
         snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>system\n%s<|im_end|>\n", c->o->system);
-    snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n%s",
-             message, c->o->noThink ? "<think>\n\n</think>\n\n" : "");
-    err = glyd_tokenizerEncode(c->tok, text, strlen(text), &ids, &nb);
+    snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n",
+             message);
+    if (feed_text(c, text)) { free(text); return 1; }
     free(text);
-    if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); return 1; }
-    if (feed(c, ids, nb)) { free(ids); return 1; }
-    free(ids);
+    c->replyStart = c->nbHist;
+    /* --no-think: the empty thinking the template puts before the answer */
+    if (c->o->noThink && feed_text(c, "<think>\n\n</think>\n\n")) return 1;
     c->open = 1;
     g_interrupted = 0;
     next = glyd_samplerSample(c->sampler, c->logits, c->hist, c->nbHist);

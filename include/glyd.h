@@ -620,6 +620,13 @@ GLYD_API size_t glyd_tokenizerBytes(const glyd_tokenizer* tok, int id, const uns
 GLYD_API int glyd_tokenizerFind(const glyd_tokenizer* tok, const char* token);
 GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);
 
+/** ChatML history as Qwen's chat templates write it: an assistant reply
+ *  goes back into the conversation without its thinking, from after its
+ *  last "</think>" and the newlines that follow. Returns where in the
+ *  reply's text (size bytes) that answer starts: 0 when the reply has no
+ *  "</think>" (it goes back whole). */
+GLYD_API size_t glyd_chatAnswerStart(const char* reply, size_t size);
+
 /* Picking the next token, as transformers' generate() does: repetition
  * penalty, then greedy (temperature 0) or temperature, top-k, top-p, min-p
  * and a draw with a seeded generator (the same seed, the same draws). */

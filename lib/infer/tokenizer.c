@@ -629,3 +629,19 @@ glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t cap, 
     }
     return t;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Chat history                                                             */
+/* ------------------------------------------------------------------------ */
+
+size_t glyd_chatAnswerStart(const char* reply, size_t size)
+{
+    static const char kEnd[] = "</think>";
+    size_t const len = sizeof kEnd - 1;
+    size_t i, start = 0;
+    for (i = 0; i + len <= size; i++)
+        if (memcmp(reply + i, kEnd, len) == 0) start = i + len;
+    if (start == 0) return 0;
+    while (start < size && reply[start] == '\n') start++;
+    return start;
+}

@@ -708,3 +708,65 @@ static void check_tiny(const char* name, int packed)
 TEST(engine_tiny_qwen2_against_transformers) { check_tiny("tiny-qwen2", 0); check_tiny("tiny-qwen2", 1); }
 TEST(engine_tiny_qwen3_against_transformers) { check_tiny("tiny-qwen3", 0); check_tiny("tiny-qwen3", 1); }
 TEST(engine_tiny_qwen3_yarn_against_transformers) { check_tiny("tiny-qwen3-yarn", 0); }
+
+/* A conversation as `glyd run` leaves it in the cache: each turn appended,
+ * the previous reply first rewritten to its answer (glyd_chatAnswerStart). */
+static int render_chat(json_t* c, char* out, size_t cap)
+{
+    json_t* const turns = json_object_get(c, "turns");
+    const char* const system = json_string_value(json_object_get(c, "system"));
+    int const think = json_is_true(json_object_get(c, "think"));
+    size_t len = 0, replyStart = 0, t;
+    int open = 0;
+    out[0] = 0;
+#define APPEND(s) do { size_t const n_ = strlen(s); if (len + n_ >= cap) return 0; memcpy(out + len, s, n_ + 1); len += n_; } while (0)
+    for (t = 0; t < json_array_size(turns); t++) {
+        json_t* const turn = json_array_get(turns, t);
+        const char* const user = json_string_value(json_array_get(turn, 0));
+        const char* const reply = json_string_value(json_array_get(turn, 1));
+        if (open) {
+            size_t const a = glyd_chatAnswerStart(out + replyStart, len - replyStart);
+            if (a) {
+                memmove(out + replyStart, out + replyStart + a, len - replyStart - a + 1);
+                len -= a;
+            }
+            APPEND("<|im_end|>\n");
+        }
+        if (t == 0 && system) { APPEND("<|im_start|>system\n"); APPEND(system); APPEND("<|im_end|>\n"); }
+        APPEND("<|im_start|>user\n");
+        APPEND(user);
+        APPEND("<|im_end|>\n<|im_start|>assistant\n");
+        replyStart = len;
+        if (!think) APPEND("<think>\n\n</think>\n\n");
+        if (reply) { APPEND(reply); open = 1; }
+    }
+#undef APPEND
+    return 1;
+}
+
+TEST(chat_history_is_written_as_qwen3_template_writes_it)
+{
+    /* tests/data/chat/qwen3_history.json: conversations rendered by Qwen3's
+     * own template (tools/chat_reference.py): thinking kept out of the
+     * history, a reply cut before </think> kept whole, --no-think */
+    json_error_t e;
+    json_t* const cases = json_load_file("tests/data/chat/qwen3_history.json", 0, &e);
+    size_t k;
+    char got[4096];
+    CHECK(json_array_size(cases) == 3);
+    for (k = 0; k < json_array_size(cases); k++) {
+        json_t* const c = json_array_get(cases, k);
+        const char* const want = json_string_value(json_object_get(c, "expected"));
+        CHECK(render_chat(c, got, sizeof got));
+        CHECK(want != NULL);
+        if (!want) continue;
+        if (strcmp(got, want) != 0) fprintf(stderr, "# case %zu:\n# got  %s\n# want %s\n", k, got, want);
+        CHECK(strcmp(got, want) == 0);
+    }
+    json_decref(cases);
+    CHECK(glyd_chatAnswerStart("", 0) == 0);
+    CHECK(glyd_chatAnswerStart("no thinking", 11) == 0);
+    CHECK(glyd_chatAnswerStart("</think>", 8) == 8);
+    CHECK(glyd_chatAnswerStart("</think>\n\nA", 9) == 9); /* within size only */
+    CHECK(glyd_chatAnswerStart("</thin", 6) == 0);
+}
