@@ -15,6 +15,7 @@
  * time, so that rows decoded once serve them all.
  */
 #include <dirent.h>
+#include <pthread.h>
 #ifdef __GLIBC__
 #  include <malloc.h>
 #endif
@@ -229,14 +230,15 @@ static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint
 }
 
 /* The entropy layout, as a packed model would hold it, from a folder's bf16. */
-static size_t encode_entropy(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
+static size_t encode_entropy(const glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
 {
     size_t const cap = glyd_tensorCompressBound((size_t)(rows * cols), GLYD_DTYPE_BF16);
     uint8_t* blob = (uint8_t*)malloc(cap);
     size_t r;
     RETURN_ERROR_IF(!blob, memory_allocation, "weights");
+    /* one thread: the matrices are coded side by side already */
     r = glyd_tensorCompress(blob, cap, t->data, (size_t)(rows * cols), GLYD_DTYPE_BF16, (size_t)cols,
-                            glyd_tensor_auto, m->nbThreads);
+                            glyd_tensor_auto, 1);
     release_source(m, t);
     if (!glyd_isError(r)) {
         /* the blob is far smaller than its bound: give the rest back */
@@ -249,62 +251,126 @@ static size_t encode_entropy(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, u
     return 0;
 }
 
-/* A matrix of the model, in the form the open asked for. */
-static size_t load_matrix(glyd_llm* m, const glyd_llmParams* p, glyd_matrix* w, const char* name,
-                          uint64_t rows, uint64_t cols, unsigned long long* done, unsigned long long total)
-{
+/* A matrix to load: found and checked first, in order; then coded, on the
+ * loading threads. */
+typedef struct {
+    glyd_llm* m;
+    glyd_matrix* w;
+    const char* name;
     tensor_ref t;
-    size_t r = 0;
-    if (!find_tensor(m, name, &t)) {
+    uint64_t rows, cols;
+    size_t result;
+    struct load_s* load;
+} matrix_job;
+
+/* What the loading threads share: progress, reported as each matrix is done. */
+typedef struct load_s {
+    pthread_mutex_t lock;
+    const glyd_llmParams* p;
+    unsigned long long done, total;
+} load_state;
+
+static size_t find_matrix(glyd_llm* m, const glyd_llmParams* p, matrix_job* j, glyd_matrix* w, const char* name,
+                          uint64_t rows, uint64_t cols)
+{
+    tensor_ref* const t = &j->t;
+    j->m = m;
+    j->w = w;
+    j->name = name;
+    j->rows = rows;
+    j->cols = cols;
+    j->result = 0;
+    if (!find_tensor(m, name, t)) {
         say(p, "tensor %s is missing", name);
         RETURN_ERROR(model_invalid, "missing tensor");
     }
-    if (t.ndim != 2 || t.shape[0] != rows || t.shape[1] != cols) {
+    if (t->ndim != 2 || t->shape[0] != rows || t->shape[1] != cols) {
         say(p, "tensor %s: shape [%llu, %llu] expected", name, (unsigned long long)rows, (unsigned long long)cols);
         RETURN_ERROR(model_invalid, "tensor shape");
     }
-    if (strcmp(t.dtype, "BF16") != 0) {
-        say(p, "tensor %s is %s: the engine takes bf16 weights", name, t.dtype);
+    if (strcmp(t->dtype, "BF16") != 0) {
+        say(p, "tensor %s is %s: the engine takes bf16 weights", name, t->dtype);
         RETURN_ERROR(model_unsupported, "weight dtype");
     }
-    m->weightBf16 += rows * cols * 2;
-    switch (t.codec) {
+    return 0;
+}
+
+/* A matrix in the form the open asked for. */
+static size_t code_matrix(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
+{
+    size_t r = 0;
+    switch (t->codec) {
     case -1: /* a folder's bytes */
-        if (m->plain) glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
-        else if (m->compact) r = encode_entropy(m, w, &t, rows, cols);
-        else r = encode_fast(m, w, (const uint16_t*)(const void*)t.data, rows, cols, &t);
+        if (m->plain) glyd_matrixPlain(w, (const uint16_t*)(const void*)t->data, rows, cols);
+        else if (m->compact) r = encode_entropy(m, w, t, rows, cols);
+        else r = encode_fast(m, w, (const uint16_t*)(const void*)t->data, rows, cols, t);
         break;
     case 0: /* stored raw in the packed file */
-        glyd_matrixPlain(w, (const uint16_t*)(const void*)t.data, rows, cols);
+        glyd_matrixPlain(w, (const uint16_t*)(const void*)t->data, rows, cols);
         break;
     case 2: { /* a tensor blob: used where it lies, or recoded */
         glyd_tensorView v;
-        r = glyd_tensorOpen(&v, t.data, t.size);
+        r = glyd_tensorOpen(&v, t->data, t->size);
         if (glyd_isError(r)) break;
         if (m->compact || v.layout == GLYD_TLAYOUT_FAST || v.layout == GLYD_TLAYOUT_STORED)
-            r = glyd_matrixCoded(w, t.data, t.size, rows, cols);
+            r = glyd_matrixCoded(w, t->data, t->size, rows, cols);
         else
-            r = recode_fast(m, w, &t, rows, cols);
+            r = recode_fast(m, w, t, rows, cols);
         break;
     }
     default: { /* a frame: read whole, kept plain */
         uint16_t* const plain = (uint16_t*)malloc((size_t)(rows * cols) * 2);
         RETURN_ERROR_IF(!plain, memory_allocation, "weights");
-        r = glyd_modelReadTensor(m->packed, t.file, t.index, plain, (size_t)(rows * cols) * 2, m->nbThreads);
+        r = glyd_modelReadTensor(m->packed, t->file, t->index, plain, (size_t)(rows * cols) * 2, 1);
         if (glyd_isError(r)) { free(plain); break; }
         glyd_matrixPlain(w, plain, rows, cols);
         w->ownedPlain = plain;
         break;
     }
     }
-    if (glyd_isError(r)) {
-        say(p, "tensor %s: %s", name, glyd_getErrorName(r));
-        return r;
+    return glyd_isError(r) ? r : 0;
+}
+
+static void matrix_job_run(void* arg)
+{
+    matrix_job* const j = (matrix_job*)arg;
+    j->result = code_matrix(j->m, j->w, &j->t, j->rows, j->cols);
+    pthread_mutex_lock(&j->load->lock);
+    j->load->done += j->rows * j->cols * 2;
+    if (j->load->p && j->load->p->progress) j->load->p->progress(j->load->p->opaque, j->load->done, j->load->total);
+    pthread_mutex_unlock(&j->load->lock);
+}
+
+/* Codes every matrix on the engine's threads, the largest first. */
+static size_t code_matrices(glyd_llm* m, const glyd_llmParams* p, matrix_job* jobs, size_t nb,
+                            unsigned long long total)
+{
+    load_state load;
+    glyd_pool* pool = NULL;
+    size_t i, r = 0;
+    load.p = p;
+    load.done = 0;
+    load.total = total;
+    RETURN_ERROR_IF(pthread_mutex_init(&load.lock, NULL) != 0, threads_unavailable, "lock");
+    if (m->nbThreads > 1 && nb > 1) pool = glyd_poolCreate(GLYD_MIN(m->nbThreads, (unsigned)nb), glyd_defaultCMem);
+    for (i = 0; i < nb; i++) {
+        jobs[i].load = &load;
+        if (pool) glyd_poolAdd(pool, matrix_job_run, &jobs[i]);
+        else matrix_job_run(&jobs[i]);
     }
-    m->weightBytes += glyd_matrixBytes(w);
-    *done += rows * cols * 2;
-    if (p && p->progress) p->progress(p->opaque, *done, total);
-    return 0;
+    glyd_poolFree(pool); /* waits for every job */
+    pthread_mutex_destroy(&load.lock);
+    for (i = 0; i < nb; i++) {
+        if (glyd_isError(jobs[i].result) && !glyd_isError(r)) {
+            say(p, "tensor %s: %s", jobs[i].name, glyd_getErrorName(jobs[i].result));
+            r = jobs[i].result;
+        }
+        if (!glyd_isError(jobs[i].result)) {
+            m->weightBytes += glyd_matrixBytes(jobs[i].w);
+            m->weightBf16 += jobs[i].rows * jobs[i].cols * 2;
+        }
+    }
+    return r;
 }
 
 /* A vector (norm weights, biases) as floats; bf16 or fp32. */
@@ -423,45 +489,66 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
 {
     glyd_llmConfig const* const c = &m->cfg;
     uint64_t const qDim = (uint64_t)c->nbHeads * c->headDim, kvDim = (uint64_t)c->nbKvHeads * c->headDim;
-    unsigned long long done = 0, total;
+    unsigned long long total;
     unsigned l;
-    char name[128];
+    size_t nb = 0, r;
+    char (*names)[128];
+    matrix_job* jobs;
     total = 2ULL * c->vocab * c->dim * (c->tied ? 1 : 2) +
             2ULL * c->nbLayers * (c->dim * (qDim + 2 * kvDim) + qDim * c->dim + 3ULL * c->dim * c->hidden);
-    FORWARD_IF_ERROR(load_matrix(m, p, &m->embed, "model.embed_tokens.weight", c->vocab, c->dim, &done, total));
-    if (!c->tied && has_tensor(m, "lm_head.weight"))
-        FORWARD_IF_ERROR(load_matrix(m, p, &m->head, "lm_head.weight", c->vocab, c->dim, &done, total));
-    else if (!c->tied) {
-        say(p, "tensor lm_head.weight is missing (and tie_word_embeddings is false)");
-        RETURN_ERROR(model_invalid, "lm_head");
-    }
-    FORWARD_IF_ERROR(load_vector(m, p, &m->finalNorm, "model.norm.weight", c->dim));
     m->layers = (glyd_layer*)calloc(c->nbLayers, sizeof(glyd_layer));
-    RETURN_ERROR_IF(!m->layers, memory_allocation, "layers");
+    jobs = (matrix_job*)calloc(2 + 7 * (size_t)c->nbLayers, sizeof(matrix_job));
+    names = (char(*)[128])calloc(2 + 7 * (size_t)c->nbLayers, 128);
+    if (!m->layers || !jobs || !names) { free(jobs); free(names); RETURN_ERROR(memory_allocation, "layers"); }
+#define MATRIX(w, rows, cols, ...)                                                                     \
+    do {                                                                                               \
+        snprintf(names[nb], 128, __VA_ARGS__);                                                         \
+        r = find_matrix(m, p, &jobs[nb], (w), names[nb], (rows), (cols));                             \
+        nb++;                                                                                          \
+        if (glyd_isError(r)) goto done;                                                                \
+    } while (0)
+#define VECTOR(v, name, n) do { r = load_vector(m, p, (v), (name), (n)); if (glyd_isError(r)) goto done; } while (0)
+    MATRIX(&m->embed, c->vocab, c->dim, "model.embed_tokens.weight");
+    if (!c->tied && has_tensor(m, "lm_head.weight")) {
+        MATRIX(&m->head, c->vocab, c->dim, "lm_head.weight");
+    } else if (!c->tied) {
+        say(p, "tensor lm_head.weight is missing (and tie_word_embeddings is false)");
+        r = GLYD_ERROR(model_invalid);
+        goto done;
+    }
+    VECTOR(&m->finalNorm, "model.norm.weight", c->dim);
     for (l = 0; l < c->nbLayers; l++) {
         glyd_layer* const L = &m->layers[l];
+        char name[128];
 #define NAME(fmt) (snprintf(name, sizeof name, "model.layers.%u." fmt, l), name)
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wq, NAME("self_attn.q_proj.weight"), qDim, c->dim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wk, NAME("self_attn.k_proj.weight"), kvDim, c->dim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wv, NAME("self_attn.v_proj.weight"), kvDim, c->dim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wo, NAME("self_attn.o_proj.weight"), c->dim, qDim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wGate, NAME("mlp.gate_proj.weight"), c->hidden, c->dim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wUp, NAME("mlp.up_proj.weight"), c->hidden, c->dim, &done, total));
-        FORWARD_IF_ERROR(load_matrix(m, p, &L->wDown, NAME("mlp.down_proj.weight"), c->dim, c->hidden, &done, total));
-        FORWARD_IF_ERROR(load_vector(m, p, &L->attnNorm, NAME("input_layernorm.weight"), c->dim));
-        FORWARD_IF_ERROR(load_vector(m, p, &L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim));
+        MATRIX(&L->wq, qDim, c->dim, "model.layers.%u.self_attn.q_proj.weight", l);
+        MATRIX(&L->wk, kvDim, c->dim, "model.layers.%u.self_attn.k_proj.weight", l);
+        MATRIX(&L->wv, kvDim, c->dim, "model.layers.%u.self_attn.v_proj.weight", l);
+        MATRIX(&L->wo, c->dim, qDim, "model.layers.%u.self_attn.o_proj.weight", l);
+        MATRIX(&L->wGate, c->hidden, c->dim, "model.layers.%u.mlp.gate_proj.weight", l);
+        MATRIX(&L->wUp, c->hidden, c->dim, "model.layers.%u.mlp.up_proj.weight", l);
+        MATRIX(&L->wDown, c->dim, c->hidden, "model.layers.%u.mlp.down_proj.weight", l);
+        VECTOR(&L->attnNorm, NAME("input_layernorm.weight"), c->dim);
+        VECTOR(&L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim);
         if (c->qkvBias) {
-            FORWARD_IF_ERROR(load_vector(m, p, &L->bq, NAME("self_attn.q_proj.bias"), qDim));
-            FORWARD_IF_ERROR(load_vector(m, p, &L->bk, NAME("self_attn.k_proj.bias"), kvDim));
-            FORWARD_IF_ERROR(load_vector(m, p, &L->bv, NAME("self_attn.v_proj.bias"), kvDim));
+            VECTOR(&L->bq, NAME("self_attn.q_proj.bias"), qDim);
+            VECTOR(&L->bk, NAME("self_attn.k_proj.bias"), kvDim);
+            VECTOR(&L->bv, NAME("self_attn.v_proj.bias"), kvDim);
         }
         if (c->qkNorm) {
-            FORWARD_IF_ERROR(load_vector(m, p, &L->qNorm, NAME("self_attn.q_norm.weight"), c->headDim));
-            FORWARD_IF_ERROR(load_vector(m, p, &L->kNorm, NAME("self_attn.k_norm.weight"), c->headDim));
+            VECTOR(&L->qNorm, NAME("self_attn.q_norm.weight"), c->headDim);
+            VECTOR(&L->kNorm, NAME("self_attn.k_norm.weight"), c->headDim);
         }
 #undef NAME
     }
-    return 0;
+#undef MATRIX
+#undef VECTOR
+    /* every matrix found and checked: now coded, on every thread */
+    r = code_matrices(m, p, jobs, nb, total);
+done:
+    free(jobs);
+    free(names);
+    return r;
 }
 
 static size_t alloc_state(glyd_llm* m)
