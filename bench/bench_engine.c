@@ -122,7 +122,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
 int main(int argc, char** argv)
 {
     const char* model = NULL;
-    int nbDecode = 16, nbPrompt = 16, rounds = 2, i, r;
+    int nbDecode = 64, nbPrompt = 64, rounds = 3, i, r;
     unsigned threads = 0;
     result best[2];
     for (i = 1; i < argc; i++) {
