@@ -44,7 +44,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean portable
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean portable cuda
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -170,6 +170,24 @@ bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	$(Q)test -n "$(ENGINE_MODEL)" || test -e $(BUILD)/synth-0.5b/config.json || \
 	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
 	$(Q)$(BUILD)/bench_engine $(or $(ENGINE_MODEL),$(BUILD)/synth-0.5b) $(BENCH_ARGS)
+
+# The CUDA kernels (cuda/) and their check on a GPU (tests/gpu/run.sh).
+# Compiles without a GPU; CI builds it so that it cannot rot.
+NVCC       ?= nvcc
+CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
+              -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
+CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror $(CUDA_ARCHS)
+cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/gpu_check
+$(BUILD)/cuda/decode.o: cuda/decode.cu cuda/glyd_cuda.h lib/tensor/tensor_kernels.h include/glyd.h
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
+$(BUILD)/cuda/host.o: cuda/host.c lib/tensor/tensor.h lib/tensor/tensor_kernels.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALLFLAGS) -c $< -o $@
+$(BUILD)/cuda/libglyd_cuda.a: $(BUILD)/cuda/decode.o $(BUILD)/cuda/host.o
+	$(Q)$(AR) rcs $@ $^
+$(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
+	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
 
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model

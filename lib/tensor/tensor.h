@@ -133,6 +133,20 @@ size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t n);
 /* The blob's size, once every counted element was put. */
 size_t glyd_fastWriterEnd(const glyd_fastWriter* w);
 
+/* A checked bf16 blob (Huffman or fast layout) described for the GPU
+ * kernels (tensor_kernels.h): t and, for the Huffman layout, its one-symbol
+ * decoding table of 2^maxBits entries. */
+struct gk_tensor_s;
+size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, struct gk_tensor_s* t,
+                           uint16_t table[1 << 11]);
+
+/* The GPU kernels (cuda/decode.cu) run on the CPU in their order, thread
+ * by thread: a described blob decoded whole into out, or y = W x for 1 to
+ * 8 vectors (fast layout; the kernel's summation order, FMA and all). */
+void glyd_tensorEmulateDecode(const void* blob, const struct gk_tensor_s* t, const uint16_t* table, uint16_t* out);
+size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
+                              const float* x, unsigned batch, float* y);
+
 /* The widest instructions tensor decoders may use, for tests of every path
  * on one machine: GLYD_SIMD_NONE (portable code), GLYD_SIMD_AVX2, or
  * GLYD_SIMD_BEST (the default: whatever the CPU has). */

@@ -1,0 +1,237 @@
+/*
+ * decode.cu: tensor blobs decoded on the GPU, whole (into bf16) or inside a
+ * matrix-vector product. The per-thread work is lib/tensor/tensor_kernels.h,
+ * shared with the CPU emulation that tests it (tests/unit/test_cuda.c);
+ * here are the launches, the block-wide prefix sums and the reductions.
+ *
+ *   fast layout, whole tensor: a block per unit, a thread per group of 32
+ *     elements; each group's escapes start where the block's prefix sum of
+ *     the groups before it says.
+ *   Huffman layout, whole tensor: a thread per unit, the decoding table in
+ *     shared memory (units decode one symbol after another: the simple
+ *     form, correct first; a gap-array split of units is the faster one).
+ *   fast layout, y = W x: a block per unit, a warp per row (or per part of
+ *     a long row); lanes decode the 32 elements of a group side by side and
+ *     multiply them in registers; a butterfly of shuffles sums each row in
+ *     a fixed order; parts of long rows are added in order afterwards.
+ */
+#include <cub/block/block_scan.cuh>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "glyd.h"
+#include "glyd_cuda.h"
+#include "../lib/tensor/tensor_kernels.h"
+
+extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
+
+#define BLOCK 128      /* threads of a decoding block */
+#define GEMV_WARPS 8   /* warps of a product block */
+#define GEMV_MAX_BATCH 8
+#define GEMV_MAX_ROWS 1024 /* rows of one unit a product block keeps counts for */
+
+struct glyd_cudaTensor_s {
+    gk_tensor t;
+    uint8_t* blob;     /* device */
+    uint16_t* table;   /* device: the Huffman layout's decoding table */
+    size_t bytes;
+};
+
+static __thread char g_lastError[256];
+
+extern "C" const char* glyd_cudaLastError(void) { return g_lastError; }
+
+/* A CUDA call's failure as a glyd error, its reason kept. */
+static size_t cuda_failed(cudaError_t e, const char* what)
+{
+    snprintf(g_lastError, sizeof g_lastError, "%s: %s", what, cudaGetErrorString(e));
+    return (size_t)-(int)GLYD_error_GENERIC;
+}
+#define CUDA_TRY(call, what) do { cudaError_t const e_ = (call); if (e_ != cudaSuccess) return cuda_failed(e_, what); } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* Kernels                                                                  */
+/* ------------------------------------------------------------------------ */
+
+__global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint16_t* __restrict__ out)
+{
+    typedef cub::BlockScan<uint32_t, BLOCK> Scan;
+    __shared__ typename Scan::TempStorage scan;
+    for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
+        uint64_t const a = u * t.unitSize;
+        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
+        uint64_t esc = gk_unit_start(blob, &t, u);
+        for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
+            uint64_t const g = g0 + threadIdx.x;
+            uint32_t const count = g <= last ? gk_popc(gk_fast_escapes(blob, &t, g, a, b)) : 0;
+            uint32_t before, total;
+            Scan(scan).ExclusiveSum(count, before, total);
+            if (g <= last) gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out);
+            esc += total;
+            __syncthreads(); /* the scan's storage is used again */
+        }
+    }
+}
+
+__global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
+                                      const uint16_t* __restrict__ table, uint16_t* __restrict__ out)
+{
+    __shared__ uint16_t shared[1 << GK_HUF_MAX_BITS];
+    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) shared[k] = table[k];
+    __syncthreads();
+    for (uint64_t u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; u < t.nbUnits;
+         u += (uint64_t)gridDim.x * blockDim.x)
+        gk_huffman_unit(blob, &t, shared, u, out);
+}
+
+/* One unit's segments (its whole rows, or itself when it is part of a long
+ * row): warp w takes segments w, w + GEMV_WARPS, ...; out[v][segment]. */
+__global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols,
+                                 const float* __restrict__ x, unsigned batch, float* __restrict__ y,
+                                 float* __restrict__ parts)
+{
+    __shared__ uint32_t counts[GEMV_MAX_ROWS + 1];
+    unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
+        uint64_t const a = u * t.unitSize;
+        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        int const whole = t.unitSize >= cols;
+        uint64_t const nbSeg = whole ? (b - a) / cols : 1;
+        uint64_t const nbEsc = gk_unit_start(blob, &t, u + 1);
+        /* each segment's escapes, then where each one's start */
+        for (uint64_t s = warp; s < nbSeg; s += GEMV_WARPS) {
+            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
+            uint32_t n = 0;
+            for (uint64_t g = (sa >> 5) + lane; g <= (sb - 1) >> 5; g += 32)
+                n += gk_popc(gk_fast_escapes(blob, &t, g, sa, sb));
+            for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
+            if (lane == 0) counts[s + 1] = n;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            counts[0] = 0;
+            for (uint64_t s = 1; s <= nbSeg; s++) counts[s] += counts[s - 1];
+        }
+        __syncthreads();
+        for (uint64_t s = warp; s < nbSeg; s += GEMV_WARPS) {
+            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
+            uint64_t const row = sa / cols, col0 = row * cols;
+            uint64_t esc = gk_unit_start(blob, &t, u) + counts[s];
+            float acc[GEMV_MAX_BATCH];
+            for (unsigned v = 0; v < GEMV_MAX_BATCH; v++) acc[v] = 0;
+            for (uint64_t g = sa >> 5; g <= (sb - 1) >> 5; g++) {
+                uint32_t const bits = gk_fast_lane(blob, &t, g, lane, sa, sb, esc, nbEsc);
+                uint64_t const i = 32 * g + lane;
+                float const w = __uint_as_float(bits);
+                if (i >= sa && i < sb)
+                    for (unsigned v = 0; v < batch; v++) acc[v] += w * x[v * cols + (i - col0)];
+                esc += gk_popc(gk_fast_escapes(blob, &t, g, sa, sb)); /* the same in every lane */
+            }
+            for (unsigned v = 0; v < batch; v++) {
+                float r = acc[v];
+                for (int m = 16; m; m >>= 1) r += __shfl_xor_sync(0xFFFFFFFFu, r, m);
+                if (lane == 0) {
+                    if (whole) y[v * rows + row] = r;
+                    else parts[v * t.nbUnits + u] = r;
+                }
+            }
+        }
+        __syncthreads(); /* counts[] is used again */
+    }
+}
+
+/* Long rows: the parts' sums added in order. */
+__global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUnits, uint64_t rows,
+                                  uint64_t perRow, unsigned batch, float* __restrict__ y)
+{
+    uint64_t const r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    for (unsigned v = 0; v < batch; v++) {
+        float s = 0;
+        for (uint64_t p = 0; p < perRow; p++) s += parts[v * nbUnits + r * perRow + p];
+        y[v * rows + r] = s;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Host                                                                     */
+/* ------------------------------------------------------------------------ */
+
+extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size, size_t* error)
+{
+    glyd_cudaTensor* const t = (glyd_cudaTensor*)calloc(1, sizeof(glyd_cudaTensor));
+    uint16_t table[1 << GK_HUF_MAX_BITS];
+    cudaError_t e;
+    *error = 0;
+    if (!t) { *error = (size_t)-(int)GLYD_error_memory_allocation; return NULL; }
+    *error = glyd_cudaDescribeBlob(blob, size, &t->t, table);
+    if (glyd_isError(*error)) { free(t); return NULL; }
+    *error = 0;
+    t->bytes = size + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof table : 0);
+    e = cudaMalloc((void**)&t->blob, size);
+    if (e == cudaSuccess) e = cudaMemcpy(t->blob, blob, size, cudaMemcpyHostToDevice);
+    if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN) {
+        e = cudaMalloc((void**)&t->table, sizeof table);
+        if (e == cudaSuccess) e = cudaMemcpy(t->table, table, sizeof table, cudaMemcpyHostToDevice);
+    }
+    if (e != cudaSuccess) {
+        *error = cuda_failed(e, "upload");
+        glyd_cudaTensorFree(t);
+        return NULL;
+    }
+    return t;
+}
+
+extern "C" void glyd_cudaTensorFree(glyd_cudaTensor* t)
+{
+    if (!t) return;
+    cudaFree(t->blob);
+    cudaFree(t->table);
+    free(t);
+}
+
+extern "C" uint64_t glyd_cudaTensorElements(const glyd_cudaTensor* t) { return t->t.nbElements; }
+extern "C" size_t glyd_cudaTensorBytes(const glyd_cudaTensor* t) { return t->bytes; }
+
+/* Blocks for n units: enough to fill the device, the rest looped over. */
+static unsigned grid_for(uint64_t n) { return (unsigned)(n < 65535 * 8 ? (n ? n : 1) : 65535 * 8); }
+
+extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void* stream)
+{
+    cudaStream_t const s = (cudaStream_t)stream;
+    if (t->t.nbElements == 0) return 0;
+    if (t->t.layout == GK_LAYOUT_FAST)
+        fast_decode_kernel<<<grid_for(t->t.nbUnits), BLOCK, 0, s>>>(t->blob, t->t, dst);
+    else
+        huffman_decode_kernel<<<grid_for((t->t.nbUnits + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(t->blob, t->t,
+                                                                                           t->table, dst);
+    CUDA_TRY(cudaGetLastError(), "decode launch");
+    return 0;
+}
+
+extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, const float* x,
+                                unsigned batch, float* y, void* stream)
+{
+    cudaStream_t const s = (cudaStream_t)stream;
+    gk_tensor const* const t = &w->t;
+    float* parts = NULL;
+    if (batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (t->layout != GK_LAYOUT_FAST || rows * cols != t->nbElements || cols == 0)
+        return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    /* units of whole rows (few enough to count), or even parts of one row */
+    if (t->unitSize >= cols ? t->unitSize % cols != 0 || t->unitSize / cols > GEMV_MAX_ROWS : cols % t->unitSize != 0)
+        return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
+    fast_gemv_kernel<<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(w->blob, *t, rows, cols, x, batch, y, parts);
+    CUDA_TRY(cudaGetLastError(), "gemv launch");
+    if (parts) {
+        gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
+                                                                         batch, y);
+        CUDA_TRY(cudaGetLastError(), "gemv parts launch");
+        CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
+    }
+    return 0;
+}

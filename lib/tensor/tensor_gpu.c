@@ -1,0 +1,157 @@
+/*
+ * tensor_gpu.c: a checked blob described for the GPU kernels
+ * (tensor_kernels.h): where its parts lie, and its decoding table; and the
+ * kernels' launches emulated on the CPU, thread by thread in the kernels'
+ * order (cuda/decode.cu): what tests check the kernels' logic with, here
+ * and on a GPU.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "tensor.h"
+#include "tensor_kernels.h"
+
+size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor* t, uint16_t table[1 << 11])
+{
+    const uint8_t* const base = (const uint8_t*)blob;
+    unsigned k;
+    memset(t, 0, sizeof(*t));
+    RETURN_ERROR_IF(v->dtype != GLYD_DTYPE_BF16, frameParameter_unsupported, "GPU decoding takes bf16");
+    RETURN_ERROR_IF(v->layout != GLYD_TLAYOUT_HUFFMAN && v->layout != GLYD_TLAYOUT_FAST,
+                    frameParameter_unsupported, "GPU decoding takes the Huffman and fast layouts");
+    t->nbElements = v->nbElements;
+    t->nbUnits = v->nbUnits;
+    t->unitSize = v->unitSize;
+    t->layout = v->layout;
+    t->split = v->split;
+    t->symBase = v->symBase;
+    t->planes = (uint64_t)(v->planes[0] - base);
+    t->blobSize = v->blobSize;
+    if (v->layout == GLYD_TLAYOUT_HUFFMAN) {
+        t->maxBits = v->huf.maxBits;
+        t->ends = (uint64_t)(v->unitEnds - base);
+        t->streams = (uint64_t)(v->streams - base);
+        t->streamBytes = v->streamBytes;
+        for (k = 0; k < (1u << v->huf.maxBits); k++) table[k] = v->huf.entry[k];
+    } else {
+        for (k = 0; k < GLYD_TENSOR_FAST_CODES; k++) t->fastSymbols[k] = v->fastSymbols[k];
+        t->fastSymbols[7] = 0;
+        t->ends = (uint64_t)(v->escapeEnds - base);
+        t->codePlanes = (uint64_t)(v->codePlanes - base);
+        t->escapes = (uint64_t)(v->escapes - base);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The kernels, emulated                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define EMU_BLOCK 128     /* threads of a decoding block (decode.cu: BLOCK) */
+#define EMU_WARPS 8       /* warps of a product block (GEMV_WARPS) */
+
+/* fast_decode_kernel: block u; its threads over the unit's groups a block
+ * at a time, each group's escapes where the exclusive prefix sum says. */
+static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint16_t* out)
+{
+    uint64_t u;
+    for (u = 0; u < t->nbUnits; u++) {
+        uint64_t const a = u * t->unitSize;
+        uint64_t const b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, t, u + 1);
+        uint64_t g0, esc = gk_unit_start(blob, t, u);
+        for (g0 = a >> 5; g0 <= last; g0 += EMU_BLOCK) {
+            uint64_t before[EMU_BLOCK + 1];
+            unsigned k;
+            before[0] = 0;
+            for (k = 0; k < EMU_BLOCK; k++)
+                before[k + 1] = before[k] + (g0 + k <= last ? gk_popc(gk_fast_escapes(blob, t, g0 + k, a, b)) : 0);
+            for (k = 0; k < EMU_BLOCK && g0 + k <= last; k++)
+                gk_fast_group(blob, t, g0 + k, a, b, esc + before[k], nbEsc, out);
+            esc += before[EMU_BLOCK];
+        }
+    }
+}
+
+void glyd_tensorEmulateDecode(const void* blob, const gk_tensor* t, const uint16_t* table, uint16_t* out)
+{
+    uint64_t u;
+    if (t->nbElements == 0) return;
+    if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, out);
+    else for (u = 0; u < t->nbUnits; u++) gk_huffman_unit((const uint8_t*)blob, t, table, u, out);
+}
+
+/* A warp's shuffle butterfly: every lane ends with the same sum. */
+static float butterfly(float lane[32])
+{
+    float next[32];
+    unsigned m, j;
+    for (m = 16; m; m >>= 1) {
+        for (j = 0; j < 32; j++) next[j] = lane[j] + lane[j ^ m];
+        memcpy(lane, next, sizeof next);
+    }
+    return lane[0];
+}
+
+size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
+                              unsigned batch, float* y)
+{
+    const uint8_t* const blob = (const uint8_t*)blobv;
+    int const whole = t->unitSize >= cols;
+    float* parts = NULL;
+    uint64_t u, s, g, r;
+    unsigned v, j;
+    RETURN_ERROR_IF(batch < 1 || batch > 8 || t->layout != GK_LAYOUT_FAST || cols == 0 || rows * cols != t->nbElements,
+                    parameter_outOfBound, "product");
+    RETURN_ERROR_IF(whole ? t->unitSize % cols != 0 || t->unitSize / cols > 1024 : cols % t->unitSize != 0,
+                    parameter_outOfBound, "units");
+    if (!whole) {
+        parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
+        RETURN_ERROR_IF(!parts, memory_allocation, "parts");
+    }
+    for (u = 0; u < t->nbUnits; u++) {
+        uint64_t const a = u * t->unitSize;
+        uint64_t const b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const nbSeg = whole ? (b - a) / cols : 1;
+        uint64_t const nbEsc = gk_unit_start(blob, t, u + 1);
+        uint64_t before = gk_unit_start(blob, t, u);
+        /* segments in order: each one's escapes start after the previous ones' */
+        for (s = 0; s < nbSeg; s++) {
+            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
+            uint64_t const row = sa / cols, col0 = row * cols;
+            uint64_t esc = before;
+            float acc[32][8];
+            memset(acc, 0, sizeof acc);
+            for (g = sa >> 5; g <= (sb - 1) >> 5; g++) {
+                for (j = 0; j < 32; j++) {
+                    uint32_t const bits = gk_fast_lane(blob, t, g, j, sa, sb, esc, nbEsc);
+                    uint64_t const i = 32 * g + j;
+                    float w;
+                    memcpy(&w, &bits, 4);
+                    if (i >= sa && i < sb)
+                        for (v = 0; v < batch; v++) acc[j][v] = fmaf(w, x[v * cols + (i - col0)], acc[j][v]);
+                }
+                esc += gk_popc(gk_fast_escapes(blob, t, g, sa, sb));
+            }
+            for (v = 0; v < batch; v++) {
+                float lane[32];
+                for (j = 0; j < 32; j++) lane[j] = acc[j][v];
+                if (whole) y[v * rows + row] = butterfly(lane);
+                else parts[v * t->nbUnits + u] = butterfly(lane);
+            }
+            before = esc;
+        }
+    }
+    if (!whole) {
+        uint64_t const perRow = cols / t->unitSize;
+        for (r = 0; r < rows; r++)
+            for (v = 0; v < batch; v++) {
+                float sum = 0;
+                uint64_t p;
+                for (p = 0; p < perRow; p++) sum += parts[v * t->nbUnits + r * perRow + p];
+                y[v * rows + r] = sum;
+            }
+        free(parts);
+    }
+    return 0;
+}

@@ -1,0 +1,180 @@
+/*
+ * tensor_kernels.h: the work of one GPU thread decoding a bf16 tensor blob
+ * (docs/FORMAT.md, "Tensor blobs"), written once for the CUDA kernels
+ * (cuda/decode.cu) and for their emulation on the CPU (tests/unit/test_cuda.c):
+ * the same unit boundaries, the same table lookups, the same offsets.
+ *
+ * The host parses and checks a blob (glyd_tensorOpen) before a kernel sees
+ * it; whatever the contents then, every read stays inside the blob. A
+ * kernel does not diagnose corrupt streams: the blob's checksum does.
+ */
+#ifndef GLYD_TENSOR_KERNELS_H
+#define GLYD_TENSOR_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#  define GK_FN __host__ __device__ __forceinline__
+#else
+#  define GK_FN static inline
+#endif
+
+#define GK_LAYOUT_HUFFMAN 2
+#define GK_LAYOUT_FAST    3
+#define GK_SPLIT_JOINT    1
+#define GK_HUF_MAX_BITS   11
+#define GK_STREAM_PAD     8  /* zero bytes after a Huffman blob's streams */
+
+/* What a kernel needs of a bf16 blob: sizes, small tables, and where each
+ * part lies (byte offsets from the blob's start). */
+typedef struct gk_tensor_s {
+    uint64_t nbElements, nbUnits;
+    uint32_t unitSize;
+    uint32_t layout, split;
+    uint32_t maxBits;               /* Huffman: the longest code */
+    uint32_t symBase;               /* joint split: the smallest exponent */
+    uint8_t fastSymbols[8];         /* fast: code -> exponent; code 7 (escape) -> 0 */
+    uint64_t planes;                /* sign and mantissa: bytes, or 7-bit fields (joint) */
+    uint64_t ends;                  /* u32 per unit: stream ends (Huffman), escapes so far (fast) */
+    uint64_t streams, streamBytes;  /* Huffman */
+    uint64_t codePlanes, escapes;   /* fast */
+    uint64_t blobSize;
+} gk_tensor;
+
+GK_FN unsigned gk_popc(uint32_t m)
+{
+#ifdef __CUDA_ARCH__
+    return (unsigned)__popc(m);
+#else
+    return (unsigned)__builtin_popcount(m);
+#endif
+}
+
+GK_FN uint32_t gk_read16(const uint8_t* p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+GK_FN uint32_t gk_read32(const uint8_t* p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Escapes before unit u (the fast layout), or where its stream starts. */
+GK_FN uint64_t gk_unit_start(const uint8_t* blob, const gk_tensor* t, uint64_t u)
+{
+    return u ? gk_read32(blob + t->ends + 4 * (u - 1)) : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fast layout: one thread per group of 32 elements                     */
+/* ------------------------------------------------------------------------ */
+
+/* The lanes of group g that lie in elements [a, b). */
+GK_FN uint32_t gk_lanes(uint64_t g, uint64_t a, uint64_t b)
+{
+    uint64_t const lo = a > 32 * g ? a - 32 * g : 0;
+    uint64_t const hi = b < 32 * g + 32 ? b - 32 * g : 32;
+    uint32_t const upto = hi >= 32 ? 0xFFFFFFFFu : (1u << hi) - 1;
+    return lo >= hi ? 0 : upto & ~((1u << lo) - 1);
+}
+
+/* The escaped lanes of group g within [a, b): a thread's count for the
+ * block's prefix sum. */
+GK_FN uint32_t gk_fast_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
+{
+    const uint8_t* const p = blob + t->codePlanes + 12 * g;
+    return gk_read32(p) & gk_read32(p + 4) & gk_read32(p + 8) & gk_lanes(g, a, b);
+}
+
+/* Group g's elements within [a, b) into out (indexed by element), its
+ * escapes taken in order from escape number esc on (never past nbEsc). */
+GK_FN void gk_fast_group(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b,
+                         uint64_t esc, uint64_t nbEsc, uint16_t* out)
+{
+    const uint8_t* const p = blob + t->codePlanes + 12 * g;
+    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
+    uint32_t const lanes = gk_lanes(g, a, b);
+    const uint8_t* const raw = blob + t->planes + 32 * g;
+    unsigned j;
+    for (j = 0; j < 32; j++) {
+        unsigned c, e, r;
+        if (!((lanes >> j) & 1)) continue;
+        c = ((w0 >> j) & 1) | ((w1 >> j) & 1) << 1 | ((w2 >> j) & 1) << 2;
+        e = t->fastSymbols[c];
+        if (c == 7) e = esc < nbEsc ? blob[t->escapes + esc++] : 0;
+        r = raw[j];
+        out[32 * g + j] = (uint16_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F));
+    }
+}
+
+/* The escapes of elements [a, b) (whole groups or parts), counted. */
+GK_FN uint64_t gk_fast_count(const uint8_t* blob, const gk_tensor* t, uint64_t a, uint64_t b)
+{
+    uint64_t g, n = 0;
+    if (a >= b) return 0;
+    for (g = a >> 5; g <= (b - 1) >> 5; g++) n += gk_popc(gk_fast_escapes(blob, t, g, a, b));
+    return n;
+}
+
+/* Lane j's element of group g (element 32g + j, within [a, b)) as a float's
+ * bits, in a warp that reads the group together: esc is the escape number
+ * of the group's first escaped lane in [a, b). 0 for a lane outside. */
+GK_FN uint32_t gk_fast_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a,
+                            uint64_t b, uint64_t esc, uint64_t nbEsc)
+{
+    const uint8_t* const p = blob + t->codePlanes + 12 * g;
+    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
+    uint32_t const lanes = gk_lanes(g, a, b);
+    unsigned c, e, r;
+    if (!((lanes >> j) & 1)) return 0;
+    c = ((w0 >> j) & 1) | ((w1 >> j) & 1) << 1 | ((w2 >> j) & 1) << 2;
+    e = t->fastSymbols[c];
+    if (c == 7) {
+        /* the escapes of the lanes before j come first */
+        esc += gk_popc(w0 & w1 & w2 & lanes & ((1u << j) - 1));
+        e = esc < nbEsc ? blob[t->escapes + esc] : 0;
+    }
+    r = blob[t->planes + 32 * g + j];
+    return (uint32_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F)) << 16;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The Huffman layout: one thread per unit                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The next 32 bits of the stream region from bit `bit`, most significant
+ * first; reads stay inside the region and its zero padding. */
+GK_FN uint32_t gk_peek(const uint8_t* streams, uint64_t streamBytes, uint64_t bit)
+{
+    uint64_t const at = (bit >> 3) < streamBytes ? bit >> 3 : streamBytes;
+    const uint8_t* const p = streams + at;
+    uint64_t const w = (uint64_t)p[0] << 32 | (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
+    return (uint32_t)(w >> (8 - (bit & 7)));
+}
+
+/* Unit u into out (indexed by element), through the one-symbol decoding
+ * table (symbol | length << 8, indexed by the next maxBits bits). */
+GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t u,
+                           uint16_t* out)
+{
+    const uint8_t* const streams = blob + t->streams;
+    uint64_t const a = u * t->unitSize;
+    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    uint64_t bit = 8 * gk_unit_start(blob, t, u);
+    uint64_t i;
+    for (i = a; i < b; i++) {
+        uint32_t const d = table[gk_peek(streams, t->streamBytes, bit) >> (32 - t->maxBits)];
+        unsigned const s = d & 0xFF;
+        unsigned len = d >> 8;
+        bit += len ? len : 1; /* a hole in a corrupt table still moves on */
+        if (t->split == GK_SPLIT_JOINT) {
+            /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
+            uint64_t const fb = 7 * i;
+            unsigned const f = (gk_read16(blob + t->planes + (fb >> 3)) >> (fb & 7)) & 0x7F;
+            unsigned const e = (t->symBase + (s >> 1)) & 0xFF;
+            out[i] = (uint16_t)((f >> 6) << 15 | e << 7 | (s & 1) << 6 | (f & 0x3F));
+        } else {
+            unsigned const r = blob[t->planes + i];
+            out[i] = (uint16_t)((r & 0x80) << 8 | s << 7 | (r & 0x7F));
+        }
+    }
+}
+
+#endif /* GLYD_TENSOR_KERNELS_H */

@@ -1,0 +1,283 @@
+/*
+ * gpu_check.cu: the GPU kernels on a real device, against the CPU.
+ *
+ *   build/cuda/gpu_check FIXTURES_DIR [--quick]
+ *
+ *   1. every bf16 matrix of the stories260K fixture, in the fast and the
+ *      Huffman layouts: glyd_cudaDecode gives the tensor back bit for bit;
+ *      glyd_cudaGemv gives the bits of the CPU emulation of its kernel
+ *      (glyd_tensorEmulateGemv), batch 1 to 8;
+ *   2. a synthetic 1 GiB set of bf16 matrices (exponents as trained
+ *      weights have them): decoded bit for bit, and the bulk decode's
+ *      throughput in bf16 bytes written per second;
+ *   3. y = W x at batch 1 on 4096x4096, 4096x14336 and 14336x4096: the
+ *      fused kernel on the fast layout against cuBLAS's bf16 product on the
+ *      plain matrix (cublasGemmEx, n = 1), in microseconds per product.
+ * Prints a Markdown report; exits 1 when a check fails.
+ */
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "glyd.h"
+#include "glyd_cuda.h"
+#include "../../lib/tensor/tensor_kernels.h"
+
+/* libglyd's own (not in its API): the blob described as the kernels see it,
+ * and their emulation on the CPU */
+extern "C" {
+size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
+size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
+                              unsigned batch, float* y);
+}
+
+static int g_failures;
+
+#define CHECK(cond, ...)                                                \
+    do {                                                                \
+        if (!(cond)) { g_failures++; printf("FAIL: " __VA_ARGS__); printf("\n"); } \
+    } while (0)
+#define CUDA(call)                                                                          \
+    do {                                                                                    \
+        cudaError_t const e_ = (call);                                                      \
+        if (e_ != cudaSuccess) { printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } \
+    } while (0)
+
+static std::vector<uint8_t> read_all(const char* path)
+{
+    std::vector<uint8_t> v;
+    FILE* const f = fopen(path, "rb");
+    if (!f) return v;
+    fseek(f, 0, SEEK_END);
+    v.resize((size_t)ftell(f));
+    fseek(f, 0, SEEK_SET);
+    if (fread(v.data(), 1, v.size(), f) != v.size()) v.clear();
+    fclose(f);
+    return v;
+}
+
+static std::vector<uint8_t> compress(const uint16_t* w, size_t n, size_t cols, glyd_tensorLayout layout)
+{
+    std::vector<uint8_t> blob(glyd_tensorCompressBound(n, GLYD_DTYPE_BF16));
+    size_t const c = glyd_tensorCompress(blob.data(), blob.size(), w, n, GLYD_DTYPE_BF16, cols, layout, 8);
+    if (glyd_isError(c)) { printf("compress: %s\n", glyd_getErrorName(c)); exit(2); }
+    blob.resize(c);
+    return blob;
+}
+
+/* Decodes on the device; 1 if the elements come back. */
+static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, size_t n, double* gbps)
+{
+    size_t err;
+    glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+    uint16_t* dst;
+    std::vector<uint16_t> back(n);
+    int ok;
+    if (!t) { printf("upload: %s %s\n", glyd_getErrorName(err), glyd_cudaLastError()); return 0; }
+    CUDA(cudaMalloc((void**)&dst, n * 2));
+    CUDA(cudaMemset(dst, 0xFF, n * 2));
+    err = glyd_cudaDecode(t, dst, NULL);
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(back.data(), dst, n * 2, cudaMemcpyDeviceToHost));
+    ok = !glyd_isError(err) && memcmp(back.data(), w, n * 2) == 0;
+    if (gbps) {
+        cudaEvent_t a, b;
+        float ms;
+        int const reps = 10;
+        CUDA(cudaEventCreate(&a));
+        CUDA(cudaEventCreate(&b));
+        CUDA(cudaEventRecord(a));
+        for (int k = 0; k < reps; k++) glyd_cudaDecode(t, dst, NULL);
+        CUDA(cudaEventRecord(b));
+        CUDA(cudaEventSynchronize(b));
+        CUDA(cudaEventElapsedTime(&ms, a, b));
+        *gbps = (double)n * 2 * reps / (ms * 1e-3) / 1e9;
+    }
+    CUDA(cudaFree(dst));
+    glyd_cudaTensorFree(t);
+    return ok;
+}
+
+/* The fused product against the emulation of its kernel, bit for bit. */
+static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_t cols, unsigned batch)
+{
+    size_t err;
+    gk_tensor desc;
+    std::vector<uint16_t> table(1 << 11);
+    std::vector<float> x(batch * cols), want(batch * rows), got(batch * rows);
+    glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+    float *dx, *dy;
+    if (!t) return 0;
+    for (size_t i = 0; i < x.size(); i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+    glyd_cudaDescribeBlob(blob.data(), blob.size(), &desc, table.data());
+    if (glyd_isError(glyd_tensorEmulateGemv(blob.data(), &desc, rows, cols, x.data(), batch, want.data()))) return 0;
+    CUDA(cudaMalloc((void**)&dx, x.size() * 4));
+    CUDA(cudaMalloc((void**)&dy, got.size() * 4));
+    CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+    err = glyd_cudaGemv(t, rows, cols, dx, batch, dy, NULL);
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost));
+    CUDA(cudaFree(dx));
+    CUDA(cudaFree(dy));
+    glyd_cudaTensorFree(t);
+    return !glyd_isError(err) && memcmp(got.data(), want.data(), got.size() * 4) == 0;
+}
+
+/* n bf16 weights with trained weights' exponents (around 2^-5), random signs and mantissas. */
+static void synth(uint16_t* w, size_t n, uint64_t seed)
+{
+    static const unsigned kExp[] = { 123, 124, 122, 121, 125, 120, 119, 126, 118, 117, 116, 115, 114, 113 };
+    static const unsigned kCum[] = { 2676, 5053, 6893, 7919, 8717, 9254, 9527, 9727, 9864, 9931, 9964, 9979, 9990, 10000 };
+    uint64_t s = seed | 1;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        unsigned const u = (unsigned)((s >> 8) % 10000);
+        unsigned k = 0;
+        while (kCum[k] <= u) k++;
+        w[i] = (uint16_t)(((s >> 40) & 0x8000) | kExp[k] << 7 | ((s >> 48) & 0x7F));
+    }
+}
+
+static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
+{
+    float ms;
+    CUDA(cudaEventSynchronize(b));
+    CUDA(cudaEventElapsedTime(&ms, a, b));
+    return ms * 1e3 / reps;
+}
+
+int main(int argc, char** argv)
+{
+    const char* const fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
+    int const quick = argc > 2 && !strcmp(argv[2], "--quick");
+    cudaDeviceProp prop;
+    CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("# GPU checks: %s\n\n", prop.name);
+
+    /* 1. the fixture's matrices */
+    {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/stories260K/model.safetensors", fixtures);
+        std::vector<uint8_t> const file = read_all(path);
+        CHECK(file.size() > 8, "cannot read %s", path);
+        if (file.size() > 8) {
+            uint64_t hdr;
+            memcpy(&hdr, file.data(), 8);
+            size_t const n = (file.size() - 8 - hdr) / 2;
+            std::vector<uint16_t> w(n);
+            memcpy(w.data(), file.data() + 8 + hdr, n * 2);
+            static const size_t kCols[] = { 64, 172, 512 };
+            int decodes = 0, products = 0;
+            for (size_t c : kCols) {
+                size_t const m = n - n % c;
+                for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
+                    std::vector<uint8_t> const blob = compress(w.data(), m, c, l);
+                    CHECK(decode_matches(blob, w.data(), m, NULL), "decode, rows of %zu, layout %d", c, (int)l);
+                    decodes++;
+                    if (l == glyd_tensor_fast)
+                        for (unsigned b = 1; b <= 8; b++, products++)
+                            CHECK(gemv_matches(blob, m / c, c, b), "gemv, rows of %zu, batch %u", c, b);
+                }
+            }
+            printf("- stories260K: %d decodes and %d products checked\n", decodes, products);
+        }
+    }
+
+    /* 2. 1 GiB of synthetic matrices */
+    {
+        static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 14336, 4096 }, { 4096, 14336 }, { 128256, 4096 } };
+        double bytes = 0, fastSec = 0, hufSec = 0;
+        int ok = 1;
+        size_t total = 0;
+        for (unsigned s = 0; s < 4 && total < ((size_t)1 << 29); s++) {
+            uint64_t const rows = quick ? kShapes[s][0] / 16 : kShapes[s][0], cols = kShapes[s][1];
+            size_t const n = (size_t)(rows * cols);
+            std::vector<uint16_t> w(n);
+            synth(w.data(), n, 77 + s);
+            for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
+                double gbps = 0;
+                std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, l);
+                if (!decode_matches(blob, w.data(), n, &gbps)) ok = 0;
+                if (l == glyd_tensor_fast) fastSec += n * 2 / (gbps * 1e9);
+                else hufSec += n * 2 / (gbps * 1e9);
+                if (l == glyd_tensor_fast)
+                    printf("- %llux%llu: fast layout %.3f of bf16, decoded at %.0f GB/s\n", (unsigned long long)rows,
+                           (unsigned long long)cols, (double)blob.size() / (n * 2.0), gbps);
+                else
+                    printf("- %llux%llu: Huffman layout %.3f of bf16, decoded at %.0f GB/s\n", (unsigned long long)rows,
+                           (unsigned long long)cols, (double)blob.size() / (n * 2.0), gbps);
+            }
+            bytes += n * 2;
+            total += n;
+        }
+        CHECK(ok, "synthetic set: a decode differs");
+        printf("\n| bulk decode | bf16 GB/s |\n| --- | ---: |\n| fast layout | %.0f |\n| Huffman layout | %.0f |\n\n",
+               bytes / fastSec / 1e9, bytes / hufSec / 1e9);
+    }
+
+    /* 3. y = W x at batch 1 against cuBLAS */
+    {
+        static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
+        cublasHandle_t h;
+        cudaEvent_t a, b;
+        int const reps = 50;
+        CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+        CUDA(cudaEventCreate(&a));
+        CUDA(cudaEventCreate(&b));
+        printf("| rows x cols | cuBLAS bf16 (us) | glyd fused (us) | speed-up |\n| --- | ---: | ---: | ---: |\n");
+        for (unsigned s = 0; s < 3; s++) {
+            uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
+            size_t const n = (size_t)(rows * cols), err0 = 0;
+            std::vector<uint16_t> w(n);
+            synth(w.data(), n, 5 + s);
+            std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
+            size_t err = err0;
+            glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+            __nv_bfloat16 *dw, *dxh;
+            float *dx, *dy, one = 1, zero = 0;
+            std::vector<float> x(cols, 0.5f);
+            std::vector<__nv_bfloat16> xh(cols, __float2bfloat16(0.5f));
+            CUDA(cudaMalloc((void**)&dw, n * 2));
+            CUDA(cudaMalloc((void**)&dxh, cols * 2));
+            CUDA(cudaMalloc((void**)&dx, cols * 4));
+            CUDA(cudaMalloc((void**)&dy, rows * 4));
+            CUDA(cudaMemcpy(dw, w.data(), n * 2, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
+            CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
+            /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
+            for (int warm = 0; warm < 2; warm++) {
+                cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, 1, (int)cols, &one, dw, CUDA_R_16BF, (int)cols,
+                             dxh, CUDA_R_16BF, (int)cols, &zero, dy, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
+                if (t) glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
+            }
+            CUDA(cudaEventRecord(a));
+            for (int k = 0; k < reps; k++)
+                cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, 1, (int)cols, &one, dw, CUDA_R_16BF, (int)cols,
+                             dxh, CUDA_R_16BF, (int)cols, &zero, dy, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
+                             CUBLAS_GEMM_DEFAULT);
+            CUDA(cudaEventRecord(b));
+            double const us0 = time_us(a, b, reps);
+            CUDA(cudaEventRecord(a));
+            for (int k = 0; k < reps && t; k++) glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
+            CUDA(cudaEventRecord(b));
+            double const us1 = time_us(a, b, reps);
+            CHECK(t != NULL, "upload %llux%llu", (unsigned long long)rows, (unsigned long long)cols);
+            printf("| %llux%llu | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows, (unsigned long long)cols, us0,
+                   us1, us0 / us1);
+            glyd_cudaTensorFree(t);
+            CUDA(cudaFree(dw));
+            CUDA(cudaFree(dxh));
+            CUDA(cudaFree(dx));
+            CUDA(cudaFree(dy));
+        }
+        cublasDestroy(h);
+        printf("\n");
+    }
+    printf("%d failed\n", g_failures);
+    return g_failures ? 1 : 0;
+}

@@ -1,0 +1,201 @@
+/* test_cuda.c: the GPU decoding kernels' per-thread work
+ * (lib/tensor/tensor_kernels.h), run on the CPU the way the kernels run it
+ * (glyd_tensorEmulateDecode, glyd_tensorEmulateGemv: a block per unit, a
+ * thread per 32-element group or per unit, escape offsets from the
+ * block's prefix sum, a warp per row), against the CPU decoder and exact
+ * sums. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "../../lib/tensor/tensor.h"
+#include "../../lib/tensor/tensor_kernels.h"
+#include "harness.h"
+
+/* Codes src in a layout, decodes it through the emulated kernel; 1 if the
+ * elements come back. */
+static int kernel_round_trip(const uint16_t* src, size_t n, size_t cols, glyd_tensorLayout layout)
+{
+    size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    uint16_t* const out = (uint16_t*)calloc(n + 1, 2);
+    uint16_t table[1 << 11];
+    glyd_tensorView v;
+    gk_tensor t;
+    size_t const c = glyd_tensorCompress(blob, cap, src, n, GLYD_DTYPE_BF16, cols, layout, 1);
+    int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c &&
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table));
+    if (ok) {
+        glyd_tensorEmulateDecode(blob, &t, table, out);
+        ok = memcmp(out, src, n * 2) == 0;
+    }
+    free(blob);
+    free(out);
+    return ok;
+}
+
+TEST(gpu_kernels_emulated_decode_real_weights)
+{
+    char path[1024];
+    size_t size, n, i;
+    uint8_t* const data = (snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir()),
+                           read_file(path, &size));
+    uint16_t* w;
+    static const size_t kCols[] = { 64, 172, 512, 1000 };
+    int ok = 1;
+    if (!data) return;
+    n = (size - 8 - (size_t)glyd_read64(data)) / 2;
+    w = (uint16_t*)malloc(n * 2);
+    for (i = 0; i < n; i++) w[i] = (uint16_t)glyd_read16(data + 8 + glyd_read64(data) + 2 * i);
+    /* rows of 64, 172 (units cutting the 32-element groups), 512 and 1000 */
+    for (i = 0; i < 4; i++) {
+        if (!kernel_round_trip(w, n - n % kCols[i], kCols[i], glyd_tensor_fast)) ok = 0;
+        if (!kernel_round_trip(w, n - n % kCols[i], kCols[i], glyd_tensor_entropy)) ok = 0;
+    }
+    CHECK(ok);
+    free(w);
+    free(data);
+}
+
+TEST(gpu_kernels_emulated_decode_every_pattern)
+{
+    /* every bf16 value (escapes everywhere, the plain split), and a
+     * long-row tensor whose units split rows */
+    size_t const n = 65536 * 3;
+    uint16_t* const w = (uint16_t*)malloc(n * 2);
+    size_t i;
+    for (i = 0; i < n; i++) w[i] = (uint16_t)(i * 40503u + i / 65536);
+    CHECK(kernel_round_trip(w, n, 96, glyd_tensor_fast));
+    CHECK(kernel_round_trip(w, n, 96, glyd_tensor_entropy));
+    CHECK(kernel_round_trip(w, n, 65536, glyd_tensor_fast));
+    for (i = 0; i < n; i++) w[i] = (uint16_t)((118 + (i * 7 % 11)) << 7 | (i & 0x807F));
+    CHECK(kernel_round_trip(w, n, 12288, glyd_tensor_entropy));
+    free(w);
+}
+
+TEST(gpu_kernels_stay_inside_hostile_blobs)
+{
+    /* streams, codes and escape counts flipped after the structure was
+     * checked: the emulated kernels read only inside the blob (ASan). */
+    size_t const n = 3000;
+    uint16_t src[3000];
+    size_t i, l, bit;
+    test_rng r = { 77 };
+    for (i = 0; i < n; i++) src[i] = (uint16_t)((116 + i % 13) << 7 | (i & 0x807F));
+    for (l = 1; l < 3; l++) {
+        size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+        uint8_t* const blob = (uint8_t*)malloc(cap);
+        size_t const c = glyd_tensorCompress(blob, cap, src, n, GLYD_DTYPE_BF16, 100,
+                                             l == 1 ? glyd_tensor_entropy : glyd_tensor_fast, 1);
+        uint8_t* const copy = (uint8_t*)malloc(c);
+        uint16_t* const out = (uint16_t*)malloc(n * 2);
+        uint16_t table[1 << 11];
+        glyd_tensorView v;
+        gk_tensor t;
+        CHECK(glyd_tensorOpen(&v, blob, c) == c);
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        for (bit = 0; bit < 400; bit++) {
+            size_t const at = (size_t)(t.planes + rng_next(&r) % (c - t.planes));
+            memcpy(copy, blob, c);
+            copy[at] ^= (uint8_t)(1u << (rng_next(&r) % 8));
+            if (glyd_isError(glyd_tensorOpen(&v, copy, c))) continue; /* the host refuses it first */
+            if (glyd_isError(glyd_tensorDescribe(&v, copy, &t, table))) continue;
+            glyd_tensorEmulateDecode(copy, &t, table, out);
+            if (t.layout == GK_LAYOUT_FAST) {
+                float x[100], y[30];
+                for (i = 0; i < 100; i++) x[i] = 1.0f;
+                CHECK_OK(glyd_tensorEmulateGemv(copy, &t, 30, 100, x, 1, y));
+            }
+        }
+        free(blob);
+        free(copy);
+        free(out);
+    }
+    {
+        /* layouts and dtypes the kernels do not take are refused */
+        uint16_t table[1 << 11];
+        uint8_t blob[256];
+        glyd_tensorView v;
+        gk_tensor t;
+        float f[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        size_t const c = glyd_tensorCompress(blob, sizeof blob, f, 8, GLYD_DTYPE_F32, 8, glyd_tensor_auto, 1);
+        CHECK(glyd_tensorOpen(&v, blob, c) == c);
+        CHECK(glyd_isError(glyd_tensorDescribe(&v, blob, &t, table)));
+    }
+}
+
+/* y = W x by the emulated product kernel against sums in double. */
+static int gemv_close(const uint16_t* w, uint64_t rows, uint64_t cols, unsigned batch)
+{
+    size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    float* const x = (float*)malloc(sizeof(float) * batch * cols);
+    float* const y = (float*)malloc(sizeof(float) * batch * rows);
+    uint16_t table[1 << 11];
+    glyd_tensorView v;
+    gk_tensor t;
+    test_rng r = { 3 + rows };
+    size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, (size_t)cols, glyd_tensor_fast, 1);
+    uint64_t i, k;
+    unsigned b;
+    int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c && !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table));
+    for (i = 0; i < batch * cols; i++) x[i] = (float)((double)(rng_next(&r) % 2001) / 1000.0 - 1.0);
+    if (ok) ok = !glyd_isError(glyd_tensorEmulateGemv(blob, &t, rows, cols, x, batch, y));
+    for (b = 0; ok && b < batch; b++)
+        for (i = 0; i < rows; i++) {
+            double exact = 0, mag = 0;
+            for (k = 0; k < cols; k++) {
+                uint32_t const bits = (uint32_t)w[i * cols + k] << 16;
+                float f;
+                memcpy(&f, &bits, 4);
+                if (isnan(f) || isinf(f)) f = 0;
+                exact += (double)f * x[b * cols + k];
+                mag += fabs((double)f * x[b * cols + k]);
+            }
+            if (fabs(y[b * rows + i] - exact) > 1e-5 * mag + 1e-30) ok = 0;
+        }
+    free(blob);
+    free(x);
+    free(y);
+    return ok;
+}
+
+TEST(gpu_gemv_emulated_sums_rows)
+{
+    /* rows of 64 and 172 (groups across rows, several rows per unit),
+     * 4096 (a row per unit), 12288 (rows cut in two units): the stories
+     * weights tiled, every batch size */
+    char path[1024];
+    size_t size, n, i;
+    uint8_t* const data = (snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir()),
+                           read_file(path, &size));
+    static const uint64_t kShapes[][2] = { { 300, 64 }, { 100, 172 }, { 20, 4096 }, { 6, 12288 } };
+    uint16_t* w;
+    unsigned s, b;
+    int ok = 1;
+    if (!data) return;
+    n = (size - 8 - (size_t)glyd_read64(data)) / 2;
+    w = (uint16_t*)malloc(20 * 4096 * 2); /* the largest shape's */
+    for (i = 0; i < 20 * 4096; i++) w[i] = (uint16_t)glyd_read16(data + 8 + glyd_read64(data) + 2 * (i % n));
+    for (s = 0; s < 4; s++)
+        for (b = 1; b <= 8; b += 3)
+            if (!gemv_close(w, kShapes[s][0], kShapes[s][1], b)) ok = 0;
+    CHECK(ok);
+    {
+        /* shapes and batches the kernel does not take */
+        uint8_t blob[4096];
+        uint16_t table[1 << 11];
+        glyd_tensorView v;
+        gk_tensor t;
+        float x[64], y[64];
+        size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 640, GLYD_DTYPE_BF16, 64, glyd_tensor_fast, 1);
+        CHECK(glyd_tensorOpen(&v, blob, c) == c);
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        memset(x, 0, sizeof x);
+        CHECK(glyd_isError(glyd_tensorEmulateGemv(blob, &t, 10, 64, x, 0, y)));
+        CHECK(glyd_isError(glyd_tensorEmulateGemv(blob, &t, 10, 64, x, 9, y)));
+        CHECK(glyd_isError(glyd_tensorEmulateGemv(blob, &t, 11, 64, x, 1, y)));
+        CHECK_OK(glyd_tensorEmulateGemv(blob, &t, 10, 64, x, 1, y));
+    }
+    free(w);
+    free(data);
+}
