@@ -748,12 +748,14 @@ size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
 /* Pieces of the forward pass                                               */
 /* ------------------------------------------------------------------------ */
 
+/* One thread's share of up to three products of the same input. */
 typedef struct {
-    const glyd_matrix* w;
+    const glyd_matrix* w[3];
+    float* y[3];
+    uint64_t r0[3], r1[3];
+    unsigned nbW;
     const float* x;
     size_t nbVec;
-    float* y;
-    uint64_t r0, r1;
     glyd_decodeScratch* s;
     size_t result;
 } matmul_job;
@@ -761,34 +763,48 @@ typedef struct {
 static void matmul_run(void* arg)
 {
     matmul_job* const j = (matmul_job*)arg;
-    j->result = glyd_matmulRows(j->w, j->x, j->nbVec, j->y, j->r0, j->r1, j->s);
+    unsigned i;
+    j->result = 0;
+    for (i = 0; i < j->nbW && !glyd_isError(j->result); i++)
+        j->result = glyd_matmulRows(j->w[i], j->x, j->nbVec, j->y[i], j->r0[i], j->r1[i], j->s);
 }
 
-/* Y = X W^T for the nbVec rows of X, on the engine's threads, rows of W
- * split on unit boundaries. */
-static size_t matmul(glyd_llm* m, const glyd_matrix* w, const float* x, size_t nbVec, float* y)
+/* Y_i = X W_i^T for nbW (1 to 3) matrices of the same input X (nbVec
+ * rows), on the engine's threads: each thread takes its share of the rows
+ * of every matrix (split on unit boundaries), so that one hand-off to the
+ * threads serves them all. */
+static size_t matmuls(glyd_llm* m, const glyd_matrix* const* ws, float* const* ys, unsigned nbW, const float* x,
+                      size_t nbVec)
 {
     matmul_job jobs[256];
-    uint64_t const align = glyd_matrixRowAlign(w);
-    uint64_t const groups = (w->rows + align - 1) / align;
-    unsigned const nbJobs = (unsigned)GLYD_MIN((uint64_t)m->nbThreads, groups);
-    unsigned j;
-    if (nbJobs <= 1 || !m->pool) return glyd_matmulRows(w, x, nbVec, y, 0, w->rows, &m->scratch[0]);
+    unsigned const nbJobs = m->pool ? m->nbThreads : 1;
+    unsigned i, j;
+    memset(&jobs[0], 0, sizeof jobs[0]);
     for (j = 0; j < nbJobs; j++) {
-        jobs[j].w = w;
+        jobs[j].nbW = nbW;
         jobs[j].x = x;
         jobs[j].nbVec = nbVec;
-        jobs[j].y = y;
-        jobs[j].r0 = GLYD_MIN(groups * j / nbJobs * align, w->rows);
-        jobs[j].r1 = GLYD_MIN(groups * (j + 1) / nbJobs * align, w->rows);
         jobs[j].s = &m->scratch[j];
+        for (i = 0; i < nbW; i++) {
+            uint64_t const align = glyd_matrixRowAlign(ws[i]);
+            uint64_t const groups = (ws[i]->rows + align - 1) / align;
+            jobs[j].w[i] = ws[i];
+            jobs[j].y[i] = ys[i];
+            jobs[j].r0[i] = GLYD_MIN(groups * j / nbJobs * align, ws[i]->rows);
+            jobs[j].r1[i] = GLYD_MIN(groups * (j + 1) / nbJobs * align, ws[i]->rows);
+        }
         /* the calling thread takes the first share itself */
         if (j > 0) glyd_poolAdd(m->pool, matmul_run, &jobs[j]);
     }
     matmul_run(&jobs[0]);
-    glyd_poolWait(m->pool);
+    if (nbJobs > 1) glyd_poolWait(m->pool);
     for (j = 0; j < nbJobs; j++) FORWARD_IF_ERROR(jobs[j].result);
     return 0;
+}
+
+static size_t matmul(glyd_llm* m, const glyd_matrix* w, const float* x, size_t nbVec, float* y)
+{
+    return matmuls(m, &w, &y, 1, x, nbVec);
 }
 
 /* out = x / rms(x) * weight, in fp32 as transformers computes it. */
@@ -896,9 +912,11 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
 
         /* attention */
         for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->attnNorm, dim, c->normEps);
-        FORWARD_IF_ERROR(matmul(m, &L->wq, m->xn, T, m->q));
-        FORWARD_IF_ERROR(matmul(m, &L->wk, m->xn, T, m->k));
-        FORWARD_IF_ERROR(matmul(m, &L->wv, m->xn, T, m->v));
+        {
+            const glyd_matrix* const ws[3] = { &L->wq, &L->wk, &L->wv };
+            float* const ys[3] = { m->q, m->k, m->v };
+            FORWARD_IF_ERROR(matmuls(m, ws, ys, 3, m->xn, T));
+        }
         for (t = 0; t < T; t++) {
             float* const q = m->q + t * qDim;
             float* const k = m->k + t * kvDim;
@@ -923,8 +941,11 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
 
         /* SwiGLU */
         for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->mlpNorm, dim, c->normEps);
-        FORWARD_IF_ERROR(matmul(m, &L->wGate, m->xn, T, m->hb));
-        FORWARD_IF_ERROR(matmul(m, &L->wUp, m->xn, T, m->hb2));
+        {
+            const glyd_matrix* const ws[2] = { &L->wGate, &L->wUp };
+            float* const ys[2] = { m->hb, m->hb2 };
+            FORWARD_IF_ERROR(matmuls(m, ws, ys, 2, m->xn, T));
+        }
         for (i = 0; i < T * hidden; i++) {
             float const g = m->hb[i];
             m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
