@@ -146,14 +146,25 @@ static int open_output(const cli_options* o, cli_output* out, const char* final,
         const char* const slash = strrchr(final, '/');
         size_t const dirLen = slash ? (size_t)(slash - final) + 1 : 0;
         int fd;
+        sigset_t stop, was;
         snprintf(out->temp, sizeof(out->temp), "%.*s.%s.XXXXXX", (int)dirLen, final, final + dirLen);
+        /* a signal between the file's creation and its registration would
+         * leave it behind: held until the handler knows the name */
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGHUP);
+        sigprocmask(SIG_BLOCK, &stop, &was);
         fd = mkstemp(out->temp);
+        if (fd >= 0) {
+            strcpy(g_partial, out->temp);
+            g_partialSet = 1;
+        }
+        sigprocmask(SIG_SETMASK, &was, NULL);
         if (fd < 0) {
             cli_error("%s: cannot create output: %s", final, strerror(errno));
             return 1;
         }
-        strcpy(g_partial, out->temp);
-        g_partialSet = 1;
         out->f = fdopen(fd, "wb");
         if (!out->f) {
             cli_error("%s: %s", final, strerror(errno));
