@@ -30,7 +30,7 @@ extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor
 #define BLOCK 128      /* threads of a decoding block */
 #define GEMV_WARPS 8   /* warps of a product block */
 #define GEMV_MAX_BATCH 8
-#define GEMV_MAX_ROWS 1024 /* rows of one unit a product block keeps counts for */
+#define GEMV_MAX_ITEMS GK_GEMV_MAX_ITEMS
 
 struct glyd_cudaTensor_s {
     gk_tensor t;
@@ -87,59 +87,67 @@ __global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tenso
         gk_huffman_unit(blob, &t, shared, u, out);
 }
 
-/* One unit's segments (its whole rows, or itself when it is part of a long
- * row): warp w takes segments w, w + GEMV_WARPS, ...; out[v][segment]. */
+/* One unit's segments (its whole rows, or the unit itself when it is part
+ * of a long row), each cut into chunks of groups when the unit has fewer
+ * segments than the block has warps, so that every warp works: warp w
+ * takes items (segment, chunk) w, w + GEMV_WARPS, ... Each item's escapes
+ * start where the block's count of the items before it says; each item
+ * sums in its warp's butterfly, then each segment adds its chunks in order
+ * into y (whole rows) or parts[v][unit] (parts of long rows). */
 __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols,
                                  const float* __restrict__ x, unsigned batch, float* __restrict__ y,
                                  float* __restrict__ parts)
 {
-    __shared__ uint32_t counts[GEMV_MAX_ROWS + 1];
+    __shared__ uint32_t before[GEMV_MAX_ITEMS + 1];
+    __shared__ float sums[GEMV_MAX_ITEMS * GEMV_MAX_BATCH];
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
-        uint64_t const a = u * t.unitSize;
-        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
-        int const whole = t.unitSize >= cols;
-        uint64_t const nbSeg = whole ? (b - a) / cols : 1;
+        gk_gemv_unit const g = gk_gemv_plan(&t, u, cols, GEMV_WARPS);
         uint64_t const nbEsc = gk_unit_start(blob, &t, u + 1);
-        /* each segment's escapes, then where each one's start */
-        for (uint64_t s = warp; s < nbSeg; s += GEMV_WARPS) {
-            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
+        for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
+            uint64_t ia, ib;
             uint32_t n = 0;
-            for (uint64_t g = (sa >> 5) + lane; g <= (sb - 1) >> 5; g += 32)
-                n += gk_popc(gk_fast_escapes(blob, &t, g, sa, sb));
+            gk_gemv_item(&g, it, &ia, &ib);
+            for (uint64_t q = (ia >> 5) + lane; ia < ib && q <= (ib - 1) >> 5; q += 32)
+                n += gk_popc(gk_fast_escapes(blob, &t, q, ia, ib));
             for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
-            if (lane == 0) counts[s + 1] = n;
+            if (lane == 0) before[it + 1] = n;
         }
         __syncthreads();
         if (threadIdx.x == 0) {
-            counts[0] = 0;
-            for (uint64_t s = 1; s <= nbSeg; s++) counts[s] += counts[s - 1];
+            before[0] = 0;
+            for (uint64_t it = 1; it <= g.nbItems; it++) before[it] += before[it - 1];
         }
         __syncthreads();
-        for (uint64_t s = warp; s < nbSeg; s += GEMV_WARPS) {
-            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
-            uint64_t const row = sa / cols, col0 = row * cols;
-            uint64_t esc = gk_unit_start(blob, &t, u) + counts[s];
+        for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
+            uint64_t ia, ib;
+            uint64_t esc = gk_unit_start(blob, &t, u) + before[it];
             float acc[GEMV_MAX_BATCH];
+            gk_gemv_item(&g, it, &ia, &ib);
+            uint64_t const col0 = (ia / cols) * cols;
             for (unsigned v = 0; v < GEMV_MAX_BATCH; v++) acc[v] = 0;
-            for (uint64_t g = sa >> 5; g <= (sb - 1) >> 5; g++) {
-                uint32_t const bits = gk_fast_lane(blob, &t, g, lane, sa, sb, esc, nbEsc);
-                uint64_t const i = 32 * g + lane;
-                float const w = __uint_as_float(bits);
-                if (i >= sa && i < sb)
+            for (uint64_t q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
+                float const w = __uint_as_float(gk_fast_lane(blob, &t, q, lane, ia, ib, esc, nbEsc));
+                uint64_t const i = 32 * q + lane;
+                if (i >= ia && i < ib)
                     for (unsigned v = 0; v < batch; v++) acc[v] += w * x[v * cols + (i - col0)];
-                esc += gk_popc(gk_fast_escapes(blob, &t, g, sa, sb)); /* the same in every lane */
+                esc += gk_popc(gk_fast_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
             }
             for (unsigned v = 0; v < batch; v++) {
                 float r = acc[v];
                 for (int m = 16; m; m >>= 1) r += __shfl_xor_sync(0xFFFFFFFFu, r, m);
-                if (lane == 0) {
-                    if (whole) y[v * rows + row] = r;
-                    else parts[v * t.nbUnits + u] = r;
-                }
+                if (lane == 0) sums[it * GEMV_MAX_BATCH + v] = r;
             }
         }
-        __syncthreads(); /* counts[] is used again */
+        __syncthreads();
+        for (uint64_t sg = threadIdx.x; sg < g.nbSeg; sg += blockDim.x)
+            for (unsigned v = 0; v < batch; v++) {
+                float r = sums[sg * g.chunks * GEMV_MAX_BATCH + v];
+                for (uint64_t c = 1; c < g.chunks; c++) r += sums[(sg * g.chunks + c) * GEMV_MAX_BATCH + v];
+                if (g.whole) y[v * rows + g.firstRow + sg] = r;
+                else parts[v * t.nbUnits + u] = r;
+            }
+        __syncthreads(); /* before[] and sums[] are used again */
     }
 }
 
@@ -222,8 +230,7 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     if (t->layout != GK_LAYOUT_FAST || rows * cols != t->nbElements || cols == 0)
         return (size_t)-(int)GLYD_error_parameter_outOfBound;
     /* units of whole rows (few enough to count), or even parts of one row */
-    if (t->unitSize >= cols ? t->unitSize % cols != 0 || t->unitSize / cols > GEMV_MAX_ROWS : cols % t->unitSize != 0)
-        return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;
     if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
     fast_gemv_kernel<<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(w->blob, *t, rows, cols, x, batch, y, parts);
     CUDA_TRY(cudaGetLastError(), "gemv launch");

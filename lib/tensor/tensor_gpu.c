@@ -97,52 +97,59 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
                               unsigned batch, float* y)
 {
     const uint8_t* const blob = (const uint8_t*)blobv;
-    int const whole = t->unitSize >= cols;
     float* parts = NULL;
-    uint64_t u, s, g, r;
+    float* sums;
+    uint64_t u, it, q, r;
     unsigned v, j;
-    RETURN_ERROR_IF(batch < 1 || batch > 8 || t->layout != GK_LAYOUT_FAST || cols == 0 || rows * cols != t->nbElements,
-                    parameter_outOfBound, "product");
-    RETURN_ERROR_IF(whole ? t->unitSize % cols != 0 || t->unitSize / cols > 1024 : cols % t->unitSize != 0,
-                    parameter_outOfBound, "units");
-    if (!whole) {
-        parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
-        RETURN_ERROR_IF(!parts, memory_allocation, "parts");
+    RETURN_ERROR_IF(batch < 1 || batch > 8 || t->layout != GK_LAYOUT_FAST || rows * cols != t->nbElements ||
+                    !gk_gemv_fits(t, cols), parameter_outOfBound, "product");
+    sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);
+    if (t->unitSize < cols) parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
+    if (!sums || (t->unitSize < cols && !parts)) {
+        free(sums);
+        free(parts);
+        RETURN_ERROR(memory_allocation, "product");
     }
     for (u = 0; u < t->nbUnits; u++) {
-        uint64_t const a = u * t->unitSize;
-        uint64_t const b = GLYD_MIN(a + t->unitSize, t->nbElements);
-        uint64_t const nbSeg = whole ? (b - a) / cols : 1;
+        gk_gemv_unit const g = gk_gemv_plan(t, u, cols, EMU_WARPS);
         uint64_t const nbEsc = gk_unit_start(blob, t, u + 1);
-        uint64_t before = gk_unit_start(blob, t, u);
-        /* segments in order: each one's escapes start after the previous ones' */
-        for (s = 0; s < nbSeg; s++) {
-            uint64_t const sa = whole ? a + s * cols : a, sb = whole ? sa + cols : b;
-            uint64_t const row = sa / cols, col0 = row * cols;
-            uint64_t esc = before;
+        /* items in order: each one's escapes start after the previous ones' */
+        uint64_t esc = gk_unit_start(blob, t, u);
+        for (it = 0; it < g.nbItems; it++) {
+            uint64_t ia, ib, col0;
             float acc[32][8];
+            gk_gemv_item(&g, it, &ia, &ib);
+            col0 = (ia / cols) * cols;
             memset(acc, 0, sizeof acc);
-            for (g = sa >> 5; g <= (sb - 1) >> 5; g++) {
+            for (q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
                 for (j = 0; j < 32; j++) {
-                    uint32_t const bits = gk_fast_lane(blob, t, g, j, sa, sb, esc, nbEsc);
-                    uint64_t const i = 32 * g + j;
+                    uint32_t const bits = gk_fast_lane(blob, t, q, j, ia, ib, esc, nbEsc);
+                    uint64_t const i = 32 * q + j;
                     float w;
                     memcpy(&w, &bits, 4);
-                    if (i >= sa && i < sb)
+                    if (i >= ia && i < ib)
                         for (v = 0; v < batch; v++) acc[j][v] = fmaf(w, x[v * cols + (i - col0)], acc[j][v]);
                 }
-                esc += gk_popc(gk_fast_escapes(blob, t, g, sa, sb));
+                esc += gk_popc(gk_fast_escapes(blob, t, q, ia, ib));
             }
             for (v = 0; v < batch; v++) {
                 float lane[32];
                 for (j = 0; j < 32; j++) lane[j] = acc[j][v];
-                if (whole) y[v * rows + row] = butterfly(lane);
-                else parts[v * t->nbUnits + u] = butterfly(lane);
+                sums[it * 8 + v] = butterfly(lane);
             }
-            before = esc;
         }
+        /* each segment adds its chunks in order */
+        for (r = 0; r < g.nbSeg; r++)
+            for (v = 0; v < batch; v++) {
+                float sum = sums[r * g.chunks * 8 + v];
+                uint64_t c;
+                for (c = 1; c < g.chunks; c++) sum += sums[(r * g.chunks + c) * 8 + v];
+                if (g.whole) y[v * rows + g.firstRow + r] = sum;
+                else parts[v * t->nbUnits + u] = sum;
+            }
     }
-    if (!whole) {
+    if (parts) {
+        /* long rows: parts added in order */
         uint64_t const perRow = cols / t->unitSize;
         for (r = 0; r < rows; r++)
             for (v = 0; v < batch; v++) {
@@ -151,7 +158,8 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
                 for (p = 0; p < perRow; p++) sum += parts[v * t->nbUnits + r * perRow + p];
                 y[v * rows + r] = sum;
             }
-        free(parts);
     }
+    free(parts);
+    free(sums);
     return 0;
 }

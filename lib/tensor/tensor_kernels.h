@@ -136,6 +136,58 @@ GK_FN uint32_t gk_fast_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g,
 }
 
 /* ------------------------------------------------------------------------ */
+/* The fast layout's product: a block per unit, items for its warps          */
+/* ------------------------------------------------------------------------ */
+
+#define GK_GEMV_MAX_ITEMS 512 /* (segment, chunk) items of one unit */
+
+/* A unit's plan: its segments (whole rows, or the unit as a part of a long
+ * row), each cut into `chunks` runs of groups so that a unit with fewer
+ * segments than warps still keeps them all busy. */
+typedef struct {
+    uint64_t a, b;          /* the unit's elements */
+    uint64_t nbSeg, chunks, nbItems;
+    uint64_t firstRow;      /* whole rows: the unit's first row */
+    uint64_t segLen;        /* elements per segment */
+    int whole;
+} gk_gemv_unit;
+
+/* Units of whole rows, few enough per unit, or even parts of rows. */
+GK_FN int gk_gemv_fits(const gk_tensor* t, uint64_t cols)
+{
+    if (cols == 0 || t->unitSize == 0) return 0;
+    if (t->unitSize >= cols) return t->unitSize % cols == 0 && t->unitSize / cols <= GK_GEMV_MAX_ITEMS;
+    return cols % t->unitSize == 0;
+}
+
+GK_FN gk_gemv_unit gk_gemv_plan(const gk_tensor* t, uint64_t u, uint64_t cols, unsigned warps)
+{
+    gk_gemv_unit g;
+    g.a = u * t->unitSize;
+    g.b = g.a + t->unitSize < t->nbElements ? g.a + t->unitSize : t->nbElements;
+    g.whole = t->unitSize >= cols;
+    g.segLen = g.whole ? cols : g.b - g.a;
+    g.nbSeg = g.whole ? (g.b - g.a) / cols : 1;
+    g.firstRow = g.a / cols;
+    g.chunks = g.nbSeg >= warps ? 1 : warps / g.nbSeg;
+    g.nbItems = g.nbSeg * g.chunks;
+    return g;
+}
+
+/* Item it's elements [*ia, *ib): chunk c of segment s, a run of whole
+ * groups of the segment (the first and last cut by the segment's ends). */
+GK_FN void gk_gemv_item(const gk_gemv_unit* g, uint64_t it, uint64_t* ia, uint64_t* ib)
+{
+    uint64_t const s = it / g->chunks, c = it % g->chunks;
+    uint64_t const sa = g->a + s * g->segLen, sb = sa + g->segLen;
+    uint64_t const g0 = sa >> 5, nbGroups = ((sb - 1) >> 5) - g0 + 1;
+    uint64_t const c0 = g0 + nbGroups * c / g->chunks, c1 = g0 + nbGroups * (c + 1) / g->chunks;
+    *ia = 32 * c0 > sa ? 32 * c0 : sa;
+    *ib = 32 * c1 < sb ? 32 * c1 : sb;
+    if (*ib < *ia) *ib = *ia;
+}
+
+/* ------------------------------------------------------------------------ */
 /* The Huffman layout: one thread per unit                                  */
 /* ------------------------------------------------------------------------ */
 
