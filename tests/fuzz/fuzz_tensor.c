@@ -1,12 +1,14 @@
 /* fuzz_tensor.c: hostile tensor blobs through every decoding path (whole
- * tensor, one and several threads; units alone), and hostile safetensors
- * headers through the strict parser. */
+ * tensor, one and several threads; units alone, on each SIMD path; the GPU
+ * kernels' threads, emulated), and hostile safetensors headers through the
+ * strict parser. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/model/model.h"
 #include "../../lib/tensor/tensor.h"
+#include "../../lib/tensor/tensor_kernels.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -39,6 +41,21 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         free(t);
         free(scratch);
         free(elems);
+    }
+    if (!glyd_isError(glyd_tensorOpen(&v, data, size)) && v.nbElements <= (1u << 19)) {
+        /* the GPU kernels' threads, emulated: whatever the contents of a
+         * blob the host accepted, they read only inside it */
+        static uint16_t elems[1 << 19];
+        static uint16_t table[1 << 11];
+        gk_tensor t;
+        if (!glyd_isError(glyd_tensorDescribe(&v, data, &t, table))) {
+            glyd_tensorEmulateDecode(data, &t, table, elems);
+            if (t.layout == GK_LAYOUT_FAST && v.rowLength && v.nbElements % v.rowLength == 0 &&
+                v.rowLength <= (1u << 16)) {
+                static float x[1 << 16], y[1 << 19];
+                (void)glyd_tensorEmulateGemv(data, &t, v.nbElements / v.rowLength, v.rowLength, x, 1, y);
+            }
+        }
     }
     if (!glyd_isError(glyd_stParse(&st, data, size, &why))) glyd_stFree(&st);
     return 0;
