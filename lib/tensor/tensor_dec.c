@@ -241,120 +241,60 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
     s->oend = out + GLYD_MIN((uint64_t)v->unitSize, v->nbElements - a);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The fast layout                                                          */
+/* ------------------------------------------------------------------------ */
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
 #  include <immintrin.h>
-
-/* 32 elements of the fast layout at once: each plane word's bits spread to
- * bytes, the 3-bit codes looked up in 16-byte table, escapes patched in
- * order. Returns the escapes used. */
-__attribute__((target("avx2")))
-static uint64_t fast_group32_avx2(const uint8_t* group, const uint8_t* lut16, const uint8_t* escapes,
-                                  uint64_t esc, uint64_t escEnd, uint8_t* out, int* bad)
-{
-    __m256i const spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    __m256i const lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)lut16));
-    __m256i c = _mm256_setzero_si256();
-    unsigned k;
-    uint32_t escMask;
-    for (k = 0; k < 3; k++) {
-        __m256i const w = _mm256_shuffle_epi8(_mm256_set1_epi32((int)glyd_read32(group + 4 * k)), spread);
-        __m256i const set = _mm256_cmpeq_epi8(_mm256_and_si256(w, bits), bits);
-        c = _mm256_or_si256(c, _mm256_and_si256(set, _mm256_set1_epi8((char)(1 << k))));
-    }
-    _mm256_storeu_si256((__m256i*)out, _mm256_shuffle_epi8(lut, c));
-    escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
-    while (escMask) {
-        unsigned const i = (unsigned)__builtin_ctz(escMask);
-        if (esc >= escEnd) { *bad = 1; return esc; }
-        out[i] = escapes[esc++];
-        escMask &= escMask - 1;
-    }
-    return esc;
-}
 #  define TENSOR_FAST_AVX2 1
 #else
 #  define TENSOR_FAST_AVX2 0
 #endif
-
-/* Elements [a, b) of the fast layout, one at a time: out[0] is element a.
- * Returns 0 when the unit runs out of escapes. */
-static int fast_one_by_one(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t* esc, uint64_t escEnd,
-                           uint8_t* out)
-{
-    uint64_t i;
-    for (i = a; i < b; i++) {
-        const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
-        unsigned const bit = (unsigned)(i & 31);
-        unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
-                           (((glyd_read32(g + 8) >> bit) & 1) << 2);
-        if (c < GLYD_TENSOR_FAST_CODES) {
-            out[i - a] = v->fastSymbols[c];
-        } else {
-            if (*esc >= escEnd) return 0;
-            out[i - a] = v->escapes[(*esc)++];
-        }
-    }
-    return 1;
-}
-
-/* The fast layout: codes from bit planes, escapes in order. */
-static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
-                                uint64_t escEnd, uint8_t* out)
-{
-    uint64_t const origin = a;
-    uint64_t esc = escStart;
-#if TENSOR_FAST_AVX2
-    if (__builtin_cpu_supports("avx2")) {
-        uint64_t i;
-        uint8_t lut[16];
-        uint64_t lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
-        int bad = 0;
-        memset(lut, 0, sizeof lut);
-        memcpy(lut, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
-        /* the unit's first elements, up to a group boundary, one by one */
-        RETURN_ERROR_IF(!fast_one_by_one(v, a, lead, &esc, escEnd, out), corruption_detected,
-                        "escape beyond the unit's escapes");
-        for (i = lead; i + 32 <= b; i += 32) {
-            esc = fast_group32_avx2(v->codePlanes + (i >> 5) * 12, lut, v->escapes, esc, escEnd, out + (i - origin), &bad);
-            RETURN_ERROR_IF(bad, corruption_detected, "escape beyond the unit's escapes");
-        }
-        a = i; /* the rest, below, one by one */
-    }
-#endif
-    RETURN_ERROR_IF(!fast_one_by_one(v, a, b, &esc, escEnd, out + (a - origin)), corruption_detected,
-                    "escape beyond the unit's escapes");
-    RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
-    return (size_t)(b - origin);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The fast layout, bf16: straight to elements                              */
-/* ------------------------------------------------------------------------ */
 
 /* The widest instructions decoders may use (glyd_tensorSimdLimit). */
 static int g_simdLimit = GLYD_SIMD_BEST;
 
 void glyd_tensorSimdLimit(int level) { g_simdLimit = level; }
 
-/* One element: its exponent (the code's, or the next escape) joined with
- * its sign and mantissa byte. Returns 0 when the unit's escapes run out. */
-GLYD_FORCE_INLINE int fast_bf16_one(const glyd_tensorView* v, uint64_t i, uint64_t* esc, uint64_t escEnd,
-                                    uint8_t* out)
+/* Element i's symbol: its code's, or the unit's next escape. Returns 0 when
+ * the unit's escapes run out. */
+GLYD_FORCE_INLINE int fast_symbol_at(const glyd_tensorView* v, uint64_t i, uint64_t* esc, uint64_t escEnd,
+                                     unsigned* symbol)
 {
     const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
     unsigned const bit = (unsigned)(i & 31);
     unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
                        (((glyd_read32(g + 8) >> bit) & 1) << 2);
+    if (c < GLYD_TENSOR_FAST_CODES) {
+        *symbol = v->fastSymbols[c];
+        return 1;
+    }
+    if (*esc >= escEnd) return 0;
+    *symbol = v->escapes[(*esc)++];
+    return 1;
+}
+
+/* Symbols of elements [a, b), one at a time: out[0] is element a. */
+static int fast_one_by_one(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t* esc, uint64_t escEnd,
+                           uint8_t* out)
+{
+    uint64_t i;
+    for (i = a; i < b; i++) {
+        unsigned s;
+        if (!fast_symbol_at(v, i, esc, escEnd, &s)) return 0;
+        out[i - a] = (uint8_t)s;
+    }
+    return 1;
+}
+
+/* One bf16 element: its exponent joined with its sign and mantissa byte. */
+GLYD_FORCE_INLINE int fast_bf16_one(const glyd_tensorView* v, uint64_t i, uint64_t* esc, uint64_t escEnd,
+                                    uint8_t* out)
+{
     unsigned const raw = v->planes[0][i];
     unsigned e;
-    if (c < GLYD_TENSOR_FAST_CODES) {
-        e = v->fastSymbols[c];
-    } else {
-        if (*esc >= escEnd) return 0;
-        e = v->escapes[(*esc)++];
-    }
+    if (!fast_symbol_at(v, i, esc, escEnd, &e)) return 0;
     glyd_write16(out, (uint16_t)(((raw & 0x80) << 8) | (e << 7) | (raw & 0x7F)));
     return 1;
 }
@@ -409,6 +349,28 @@ static __m256i fast_lut_avx2(const glyd_tensorView* v)
     memset(lut16, 0, sizeof lut16);
     memcpy(lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
+}
+
+/* The symbols of groups [g0, g1), escapes patched in order (the symbol
+ * path: fp16, fp32 and fp8 in the fast layout). Returns 0 when the escapes
+ * run out. */
+__attribute__((target("avx2")))
+static int fast_symbol_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* esc,
+                                   uint64_t escEnd, uint8_t* out)
+{
+    __m256i const lut = fast_lut_avx2(v);
+    uint64_t g;
+    for (g = g0; g < g1; g++, out += 32) {
+        __m256i const c = fast_codes_avx2(v->codePlanes + g * 12);
+        uint32_t escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+        _mm256_storeu_si256((__m256i*)(void*)out, _mm256_shuffle_epi8(lut, c));
+        if ((uint64_t)__builtin_popcount(escMask) > escEnd - *esc) return 0;
+        while (escMask) {
+            out[__builtin_ctz(escMask)] = v->escapes[(*esc)++];
+            escMask &= escMask - 1;
+        }
+    }
+    return 1;
 }
 
 /* Groups [g0, g1) of 32 elements; escapes patched in order. Returns 0 when
@@ -504,6 +466,30 @@ static int fast_bf16_groups_avx512(const glyd_tensorView* v, uint64_t g0, uint64
     return 1;
 }
 #endif
+
+/* The symbols of elements [a, b) of one unit (its escapes [escStart, escEnd)). */
+static size_t decode_fast_range(const glyd_tensorView* v, uint64_t a, uint64_t b, uint64_t escStart,
+                                uint64_t escEnd, uint8_t* out)
+{
+    uint64_t const origin = a;
+    uint64_t esc = escStart;
+#if TENSOR_FAST_AVX2
+    if (g_simdLimit >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2")) {
+        uint64_t const lead = GLYD_MIN(b, (a + 31) & ~(uint64_t)31);
+        /* the unit's first elements, up to a group boundary, one by one */
+        RETURN_ERROR_IF(!fast_one_by_one(v, a, lead, &esc, escEnd, out), corruption_detected,
+                        "escape beyond the unit's escapes");
+        if (b - lead >= 32)
+            RETURN_ERROR_IF(!fast_symbol_groups_avx2(v, lead >> 5, b >> 5, &esc, escEnd, out + (lead - origin)),
+                            corruption_detected, "escape beyond the unit's escapes");
+        a = b - lead >= 32 ? b & ~(uint64_t)31 : lead; /* the rest, below, one by one */
+    }
+#endif
+    RETURN_ERROR_IF(!fast_one_by_one(v, a, b, &esc, escEnd, out + (a - origin)), corruption_detected,
+                    "escape beyond the unit's escapes");
+    RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
+    return (size_t)(b - origin);
+}
 
 /* Unit u of a bf16 tensor in the fast layout, straight to its elements. */
 static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_t* out)

@@ -150,3 +150,19 @@ uint8_t* test_compress(const uint8_t* src, size_t n, int level, int workers, int
     *outSize = glyd_isError(r) ? 0 : r;
     return dst;
 }
+
+/* A bf16 copy of the stories260K fixture's tensors, concatenated. */
+uint8_t* fixture_bf16(size_t* nbElements)
+{
+    char path[1024];
+    size_t size;
+    uint8_t* data;
+    uint64_t hdr;
+    snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir());
+    data = read_file(path, &size);
+    if (!data) return NULL;
+    hdr = glyd_read64(data);
+    *nbElements = (size - 8 - (size_t)hdr) / 2;
+    memmove(data, data + 8 + hdr, *nbElements * 2);
+    return data;
+}

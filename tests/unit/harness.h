@@ -61,6 +61,9 @@ int harness_quick(void); /* GLYD_TEST_QUICK set: shrink the heaviest tests */
 const char* corpus_dir(void);
 /* Reads a whole file; NULL (and a failure) if it cannot. Caller frees. */
 uint8_t* read_file(const char* path, size_t* size);
+/* The stories260K fixture's tensors, concatenated: little-endian bf16
+ * elements (*nbElements of them); NULL if unreadable. Caller frees. */
+uint8_t* fixture_bf16(size_t* nbElements);
 /* Lists corpus files of a folder ("text", "logs", ...); returns count,
  * fills paths[] (caller frees each). */
 int corpus_files(const char* folder, char** paths, int max);

@@ -35,17 +35,14 @@ static int kernel_round_trip(const uint16_t* src, size_t n, size_t cols, glyd_te
 
 TEST(gpu_kernels_emulated_decode_real_weights)
 {
-    char path[1024];
-    size_t size, n, i;
-    uint8_t* const data = (snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir()),
-                           read_file(path, &size));
+    size_t n, i;
+    uint8_t* const data = fixture_bf16(&n);
     uint16_t* w;
     static const size_t kCols[] = { 64, 172, 512, 1000 };
     int ok = 1;
     if (!data) return;
-    n = (size - 8 - (size_t)glyd_read64(data)) / 2;
     w = (uint16_t*)malloc(n * 2);
-    for (i = 0; i < n; i++) w[i] = (uint16_t)glyd_read16(data + 8 + glyd_read64(data) + 2 * i);
+    for (i = 0; i < n; i++) w[i] = (uint16_t)glyd_read16(data + 2 * i);
     /* rows of 64, 172 (units cutting the 32-element groups), 512 and 1000 */
     for (i = 0; i < 4; i++) {
         if (!kernel_round_trip(w, n - n % kCols[i], kCols[i], glyd_tensor_fast)) ok = 0;
@@ -164,18 +161,15 @@ TEST(gpu_gemv_emulated_sums_rows)
     /* rows of 64 and 172 (groups across rows, several rows per unit),
      * 4096 (a row per unit), 12288 (rows cut in two units): the stories
      * weights tiled, every batch size */
-    char path[1024];
-    size_t size, n, i;
-    uint8_t* const data = (snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir()),
-                           read_file(path, &size));
+    size_t n, i;
+    uint8_t* const data = fixture_bf16(&n);
     static const uint64_t kShapes[][2] = { { 300, 64 }, { 100, 172 }, { 20, 4096 }, { 6, 12288 } };
     uint16_t* w;
     unsigned s, b;
     int ok = 1;
     if (!data) return;
-    n = (size - 8 - (size_t)glyd_read64(data)) / 2;
     w = (uint16_t*)malloc(20 * 4096 * 2); /* the largest shape's */
-    for (i = 0; i < 20 * 4096; i++) w[i] = (uint16_t)glyd_read16(data + 8 + glyd_read64(data) + 2 * (i % n));
+    for (i = 0; i < 20 * 4096; i++) w[i] = (uint16_t)glyd_read16(data + 2 * (i % n));
     for (s = 0; s < 4; s++)
         for (b = 1; b <= 8; b += 3)
             if (!gemv_close(w, kShapes[s][0], kShapes[s][1], b)) ok = 0;

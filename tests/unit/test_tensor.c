@@ -133,22 +133,6 @@ TEST(tensor_constant_and_random)
     CHECK(size == GLYD_TENSOR_HEADER + sizeof v);
 }
 
-/* A bf16 copy of the stories260K fixture's tensors, concatenated. */
-static uint8_t* fixture_bf16(size_t* nbElements)
-{
-    char path[1024];
-    size_t size;
-    uint8_t* data;
-    uint64_t hdr;
-    snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir());
-    data = read_file(path, &size);
-    if (!data) return NULL;
-    hdr = glyd_read64(data);
-    *nbElements = (size - 8 - (size_t)hdr) / 2;
-    memmove(data, data + 8 + hdr, *nbElements * 2);
-    return data;
-}
-
 TEST(tensor_real_weights_all_layouts)
 {
     size_t n, sizes[3], l;
