@@ -155,13 +155,13 @@ uint8_t* test_compress(const uint8_t* src, size_t n, int level, int workers, int
 uint8_t* fixture_bf16(size_t* nbElements)
 {
     char path[1024];
-    size_t size;
+    size_t size, i;
     uint8_t* data;
     uint64_t hdr;
     snprintf(path, sizeof path, "%s/../fixtures/stories260K/model.safetensors", corpus_dir());
     data = read_file(path, &size);
     if (!data) return NULL;
-    hdr = glyd_read64(data);
+    for (hdr = 0, i = 8; i-- > 0;) hdr = hdr << 8 | data[i]; /* little-endian header length */
     *nbElements = (size - 8 - (size_t)hdr) / 2;
     memmove(data, data + 8 + hdr, *nbElements * 2);
     return data;
