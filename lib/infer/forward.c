@@ -63,6 +63,7 @@ struct glyd_llm_s {
     float *hb, *hb2;            /* (batch, hidden) */
     float* att;                 /* (nbHeads, ctx) */
     float* invFreq;             /* (headDim / 2) */
+    float *ropeCos, *ropeSin;   /* (headDim / 2): the current position's rotation */
     float ropeScale;
 };
 
@@ -571,9 +572,11 @@ static size_t alloc_state(glyd_llm* m)
     m->hb = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->hb2 = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->invFreq = (float*)calloc(c->headDim / 2, sizeof(float));
+    m->ropeCos = (float*)calloc(c->headDim / 2 + 1, sizeof(float));
+    m->ropeSin = (float*)calloc(c->headDim / 2 + 1, sizeof(float));
     m->scratch = (glyd_decodeScratch*)calloc(m->nbThreads, sizeof(glyd_decodeScratch));
     RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xn || !m->xb2 || !m->ao || !m->q || !m->k || !m->v ||
-                    !m->att || !m->hb || !m->hb2 || !m->invFreq || !m->scratch,
+                    !m->att || !m->hb || !m->hb2 || !m->invFreq || !m->ropeCos || !m->ropeSin || !m->scratch,
                     memory_allocation, "model state");
     glyd_ropeFrequencies(c, m->invFreq, &m->ropeScale);
     for (t = 0; t < m->nbThreads; t++) {
@@ -714,7 +717,7 @@ void glyd_llmClose(glyd_llm* m)
     free(m->scratch);
     free(m->kCache); free(m->vCache);
     free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
-    free(m->hb); free(m->hb2); free(m->invFreq);
+    free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
     for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
@@ -817,14 +820,25 @@ static void rmsnorm(float* out, const float* x, const float* weight, size_t n, f
     for (i = 0; i < n; i++) out[i] = weight[i] * (x[i] * ss);
 }
 
+/* The rotation of position pos: cos and sin of each rotary pair's angle,
+ * with the scale they carry. */
+static void rope_angles(float* cs, float* sn, unsigned headDim, size_t pos, const float* invFreq, float scale)
+{
+    unsigned i;
+    for (i = 0; i < headDim / 2; i++) {
+        float const angle = (float)pos * invFreq[i];
+        cs[i] = cosf(angle) * scale;
+        sn[i] = sinf(angle) * scale;
+    }
+}
+
 /* Rotates each head's halves (transformers' rotate_half layout). */
-static void rope(float* v, unsigned nbHeads, unsigned headDim, size_t pos, const float* invFreq, float scale)
+static void rope(float* v, unsigned nbHeads, unsigned headDim, const float* cs, const float* sn)
 {
     unsigned const half = headDim / 2;
     unsigned h, i;
     for (i = 0; i < half; i++) {
-        float const angle = (float)pos * invFreq[i];
-        float const c = cosf(angle) * scale, s = sinf(angle) * scale;
+        float const c = cs[i], s = sn[i];
         for (h = 0; h < nbHeads; h++) {
             float* const x = v + (size_t)h * headDim;
             float const a = x[i], b = x[i + half];
@@ -929,8 +943,10 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
                 for (h = 0; h < c->nbHeads; h++) rmsnorm(q + h * hd, q + h * hd, L->qNorm, hd, c->normEps);
                 for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
             }
-            rope(q, c->nbHeads, c->headDim, pos + t, m->invFreq, m->ropeScale);
-            rope(k, c->nbKvHeads, c->headDim, pos + t, m->invFreq, m->ropeScale);
+            /* one rotation for q and k alike */
+            rope_angles(m->ropeCos, m->ropeSin, c->headDim, pos + t, m->invFreq, m->ropeScale);
+            rope(q, c->nbHeads, c->headDim, m->ropeCos, m->ropeSin);
+            rope(k, c->nbKvHeads, c->headDim, m->ropeCos, m->ropeSin);
             cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
             cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
         }
