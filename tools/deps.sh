@@ -8,7 +8,7 @@
 set -eu
 
 build=(gcc make libc6-dev libxxhash-dev libjansson-dev libpcre2-dev libutf8proc-dev)
-test=("${build[@]}" bsdutils)
+test=("${build[@]}" bsdutils python3)
 bench=("${build[@]}" libzstd-dev liblz4-dev libsnappy-dev libbrotli-dev liblzma-dev gnuplot-nox zstd)
 fuzz=("${build[@]}" clang libclang-rt-14-dev)
 valgrind=("${build[@]}" valgrind)
