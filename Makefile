@@ -176,16 +176,28 @@ bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 NVCC       ?= nvcc
 CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
-CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror $(CUDA_ARCHS)
-cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/gpu_check
+CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror,-fPIC $(CUDA_ARCHS)
+CUDA_INC   := $(shell d=$$(command -v $(NVCC)) && echo $$(dirname $$d)/../include)
+CUDA_OBJ   := $(addprefix $(BUILD)/cuda/,decode.o engine.o host.o device.o)
+cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/libglyd_cuda.so $(BUILD)/cuda/gpu_check
 $(BUILD)/cuda/decode.o: cuda/decode.cu cuda/glyd_cuda.h lib/tensor/tensor_kernels.h include/glyd.h
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
+$(BUILD)/cuda/engine.o: cuda/engine.cu lib/infer/infer_kernels.h lib/tensor/tensor_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
 $(BUILD)/cuda/host.o: cuda/host.c lib/tensor/tensor.h lib/tensor/tensor_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALLFLAGS) -c $< -o $@
-$(BUILD)/cuda/libglyd_cuda.a: $(BUILD)/cuda/decode.o $(BUILD)/cuda/host.o
+$(BUILD)/cuda/device.o: cuda/device.c lib/infer/infer.h lib/infer/infer_kernels.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALLFLAGS) -isystem $(CUDA_INC) -c $< -o $@
+$(BUILD)/cuda/libglyd_cuda.a: $(CUDA_OBJ)
 	$(Q)$(AR) rcs $@ $^
+# What `glyd run --gpu` loads: the kernels, CUDA's device, and a private
+# copy of the library code they use (hidden: the program keeps its own).
+$(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(BUILD)/libglyd.a
+	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(BUILD)/libglyd.a -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
 $(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
 	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
 

@@ -31,7 +31,10 @@ static void usage(FILE* f)
         "  --plain              use a folder's weights as plain bf16 (no compression)\n"
         "  --compact            weights in the entropy layout: less memory, slower\n"
         "  --exact              logits bit-identical to the engine on plain bf16 weights\n"
-        "                       (what the CPU engine always gives)\n"
+        "                       (what the engine always gives, on either backend)\n"
+        "  --gpu                run on a CUDA GPU: weights (fast layout or --plain) and\n"
+        "                       KV cache in GPU memory; needs libglyd_cuda.so (make cuda)\n"
+        "  --gpu=emulated       the GPU backend's kernels emulated on the CPU (slow; a check)\n"
         "  -T#, --threads=#     threads (default: every core)\n"
         "  -v                   print the model's memory figures\n"
         "  -h, --help           this help\n"
@@ -58,6 +61,7 @@ typedef struct {
     unsigned long long ctx;
     int plain;
     int compact;
+    int gpu;
     unsigned threads;
     int verbose;
     /* the chat */
@@ -136,6 +140,8 @@ static int parse(int argc, char** argv, run_opts* o)
             o->ctx = v;
         } else if (!strcmp(a, "--plain")) o->plain = 1;
         else if (!strcmp(a, "--compact")) o->compact = 1;
+        else if (!strcmp(a, "--gpu") || !strcmp(a, "--gpu=cuda")) o->gpu = GLYD_GPU_CUDA;
+        else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
         else if (!strncmp(a, "-T", 2) && a[2]) {
             if (parse_ull(a + 2, &v) || v > 256) { cli_error("-T: expected 0..256, got %s", a + 2); return 1; }
@@ -415,6 +421,7 @@ static int chat_main(const run_opts* o)
     p.kvF32 = o->kvF32;
     p.plainWeights = o->plain;
     p.compactWeights = o->compact;
+    p.gpu = o->gpu;
     p.contextLength = o->ctx;
     p.message = message;
     p.messageCapacity = sizeof message;
@@ -515,6 +522,7 @@ int cli_run(int argc, char** argv)
     p.kvF32 = o.kvF32;
     p.plainWeights = o.plain;
     p.compactWeights = o.compact;
+    p.gpu = o.gpu;
     p.contextLength = o.ctx;
     p.message = message;
     p.messageCapacity = sizeof message;
@@ -537,6 +545,10 @@ int cli_run(int argc, char** argv)
                 cli_size(a, sizeof a, info.weightBytes), cli_size(b, sizeof b, info.weightBytesBf16),
                 100.0 * (double)info.weightBytes / (double)info.weightBytesBf16,
                 cli_size(c, sizeof c, info.kvBytes), info.contextLength);
+        if (info.deviceWeightBytes)
+            fprintf(stderr, "%s: on the GPU (%s): weights %s in GPU memory (%.1f%% of bf16)\n", o.model,
+                    info.backend, cli_size(a, sizeof a, info.deviceWeightBytes),
+                    100.0 * (double)info.deviceWeightBytes / (double)info.weightBytesBf16);
     }
     if (o.generate < 0) o.generate = 0;
     if ((unsigned long long)nbIds + (unsigned long long)o.generate > info.contextLength) {

@@ -55,11 +55,14 @@ static size_t cuda_failed(cudaError_t e, const char* what)
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
-__global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint16_t* __restrict__ out)
+/* Units [u0, u1), element i into out[i - u0 * unitSize]. */
+__global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, uint64_t u1,
+                                   uint16_t* __restrict__ out)
 {
     typedef cub::BlockScan<uint32_t, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
-    for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
+    uint64_t const origin = u0 * t.unitSize;
+    for (uint64_t u = u0 + blockIdx.x; u < u1; u += gridDim.x) {
         uint64_t const a = u * t.unitSize;
         uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
         uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
@@ -69,7 +72,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
             uint32_t const count = g <= last ? gk_popc(gk_fast_escapes(blob, &t, g, a, b)) : 0;
             uint32_t before, total;
             Scan(scan).ExclusiveSum(count, before, total);
-            if (g <= last) gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out);
+            if (g <= last) gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out, origin);
             esc += total;
             __syncthreads(); /* the scan's storage is used again */
         }
@@ -103,13 +106,13 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
         gk_gemv_unit const g = gk_gemv_plan(&t, u, cols, GEMV_WARPS);
-        uint64_t const nbEsc = gk_unit_start(blob, &t, u + 1);
+        uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
         for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
             uint64_t ia, ib;
             uint32_t n = 0;
             gk_gemv_item(&g, it, &ia, &ib);
             for (uint64_t q = (ia >> 5) + lane; ia < ib && q <= (ib - 1) >> 5; q += 32)
-                n += gk_popc(gk_fast_escapes(blob, &t, q, ia, ib));
+                n += gk_popc(gk_escapes(blob, &t, q, ia, ib));
             for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
             if (lane == 0) before[it + 1] = n;
         }
@@ -121,17 +124,17 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
         __syncthreads();
         for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
             uint64_t ia, ib;
-            uint64_t esc = gk_unit_start(blob, &t, u) + before[it];
+            uint64_t esc = gk_escapes_before(blob, &t, u) + before[it];
             float acc[GEMV_MAX_BATCH];
             gk_gemv_item(&g, it, &ia, &ib);
             uint64_t const col0 = (ia / cols) * cols;
             for (unsigned v = 0; v < GEMV_MAX_BATCH; v++) acc[v] = 0;
             for (uint64_t q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
-                float const w = __uint_as_float(gk_fast_lane(blob, &t, q, lane, ia, ib, esc, nbEsc));
+                float const w = __uint_as_float(gk_lane(blob, &t, q, lane, ia, ib, esc, nbEsc));
                 uint64_t const i = 32 * q + lane;
                 if (i >= ia && i < ib)
                     for (unsigned v = 0; v < batch; v++) acc[v] += w * x[v * cols + (i - col0)];
-                esc += gk_popc(gk_fast_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
+                esc += gk_popc(gk_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
             }
             for (unsigned v = 0; v < batch; v++) {
                 float r = acc[v];
@@ -207,12 +210,34 @@ extern "C" size_t glyd_cudaTensorBytes(const glyd_cudaTensor* t) { return t->byt
 /* Blocks for n units: enough to fill the device, the rest looped over. */
 static unsigned grid_for(uint64_t n) { return (unsigned)(n < 65535 * 8 ? (n ? n : 1) : 65535 * 8); }
 
+/* The backend's launchers (lib/infer/gpu.c through cuda/device.c): units
+ * [u0, u1) of a fast-layout blob into out (from the first unit's first
+ * element); y = W x with room for parts given. 0 or the CUDA error. */
+extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
+                                          uint16_t* out, void* stream)
+{
+    if (u1 <= u0) return 0;
+    fast_decode_kernel<<<grid_for(u1 - u0), BLOCK, 0, (cudaStream_t)stream>>>(blob, *t, u0, u1, out);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols,
+                                   const float* x, unsigned batch, float* y, float* parts, void* stream)
+{
+    cudaStream_t const s = (cudaStream_t)stream;
+    fast_gemv_kernel<<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y, parts);
+    if (t->unitSize < cols && cudaPeekAtLastError() == cudaSuccess)
+        gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
+                                                                         batch, y);
+    return (int)cudaGetLastError();
+}
+
 extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void* stream)
 {
     cudaStream_t const s = (cudaStream_t)stream;
     if (t->t.nbElements == 0) return 0;
     if (t->t.layout == GK_LAYOUT_FAST)
-        fast_decode_kernel<<<grid_for(t->t.nbUnits), BLOCK, 0, s>>>(t->blob, t->t, dst);
+        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeUnits(t->blob, &t->t, 0, t->t.nbUnits, dst, stream), "decode launch");
     else
         huffman_decode_kernel<<<grid_for((t->t.nbUnits + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(t->blob, t->t,
                                                                                            t->table, dst);
@@ -232,13 +257,7 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     /* units of whole rows (few enough to count), or even parts of one row */
     if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;
     if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
-    fast_gemv_kernel<<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(w->blob, *t, rows, cols, x, batch, y, parts);
-    CUDA_TRY(cudaGetLastError(), "gemv launch");
-    if (parts) {
-        gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
-                                                                         batch, y);
-        CUDA_TRY(cudaGetLastError(), "gemv parts launch");
-        CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
-    }
+    CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, rows, cols, x, batch, y, parts, stream), "gemv launch");
+    if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
     return 0;
 }

@@ -538,13 +538,18 @@ GLYD_API size_t glyd_modelExtractFile(const glyd_model* model, size_t file, glyd
 /* ------------------------------------------------------------------------ */
 
 /* Dense decoder models as Hugging Face defines them (LlamaForCausalLM,
- * Qwen2ForCausalLM, Qwen3ForCausalLM), run on the CPU with their bf16
- * weights kept in the tensor codec: each matrix is decoded a few rows at a
- * time, just before those rows are multiplied. Sums are in fp32. The logits
- * are bit-identical to those of the same engine on the plain bf16 weights
+ * Qwen2ForCausalLM, Qwen3ForCausalLM), run on the CPU or a CUDA GPU with
+ * their bf16 weights kept in the tensor codec: each matrix is decoded a few
+ * rows at a time, just before those rows are multiplied (on the GPU, inside
+ * the product's kernel). Sums are in fp32. The logits are bit-identical to
+ * those of the same engine, on the same backend, on the plain bf16 weights
  * (glyd_llmParams.plainWeights), since both sum in the same order. */
 
 typedef struct glyd_llm_s glyd_llm;
+
+#define GLYD_GPU_NONE     0
+#define GLYD_GPU_CUDA     1
+#define GLYD_GPU_EMULATED 2
 
 typedef struct {
     unsigned nbThreads;              /* 0: every core */
@@ -564,6 +569,12 @@ typedef struct {
      * layout (about 0.67 of bf16, a packed model's used as it is), for the
      * least memory at the cost of speed. */
     int compactWeights;
+    /* Where the forward pass runs: GLYD_GPU_NONE (0), the CPU;
+     * GLYD_GPU_CUDA, a CUDA GPU through libglyd_cuda.so (`make cuda`),
+     * its weights (fast layout or plain bf16) and KV cache in GPU memory;
+     * GLYD_GPU_EMULATED, the GPU backend's kernels emulated on the CPU,
+     * thread by thread (slow: it is there to test the backend). */
+    int gpu;
     /* progress of coding the weights at load; may be NULL */
     void (*progress)(void* opaque, unsigned long long done, unsigned long long total);
     void* opaque;
@@ -581,6 +592,8 @@ typedef struct {
     unsigned long long weightBytesBf16; /* the same weights in bf16 */
     unsigned long long kvBytes;      /* the KV cache */
     long long bosToken, eosToken;    /* -1 when the config has none */
+    const char* backend;             /* where the forward pass runs: "cpu", "cuda", "emulated" */
+    unsigned long long deviceWeightBytes; /* weights in GPU memory (0 on the CPU) */
 } glyd_llmInfo;
 
 /** Opens a model: a Hugging Face folder (config.json and safetensors
@@ -596,6 +609,11 @@ GLYD_API size_t glyd_llmGetInfo(const glyd_llm* llm, glyd_llmInfo* info);
  *  1 (n x vocabSize). Returns 0 or an error. */
 GLYD_API size_t glyd_llmForward(glyd_llm* llm, const int* tokens, size_t n, size_t pos, float* logits,
                                 int allLogits);
+
+/** Runs tokens as glyd_llmForward does, and gives the token of the largest
+ *  logit after the last one (the first of equals) without the logits
+ *  leaving the backend: greedy decoding. */
+GLYD_API size_t glyd_llmGreedy(glyd_llm* llm, const int* tokens, size_t n, size_t pos, int* next);
 
 /* A model's tokenizer: byte-level BPE from Hugging Face's tokenizer.json
  * (the GPT-2 family: Qwen, Llama 3): NFC, the pre-tokenizer's regex,

@@ -65,7 +65,16 @@ struct glyd_llm_s {
     float* invFreq;             /* (headDim / 2) */
     float *ropeCos, *ropeSin;   /* (headDim / 2): the current position's rotation */
     float ropeScale;
+    float* logits;              /* (vocab): greedy decoding's, allocated when first used */
+    /* where the forward pass runs: the CPU (this struct's buffers) or the GPU */
+    const glyd_backendOps* ops;
+    void* backend;
+    const char* backendName;
+    unsigned long long deviceBytes;
 };
+
+/* The CPU backend's operations (below, with the pieces of the forward pass). */
+static const glyd_backendOps kCpuOps;
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
@@ -621,6 +630,44 @@ static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
     return GLYD_MIN(ctx, (unsigned long long)c->maxPositions);
 }
 
+/* The forward pass moved to a GPU (or its emulation): the weights as they
+ * are held here are uploaded; the CPU's buffers stay for nothing but are
+ * small (the CPU cache is allocated, never touched). */
+static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
+{
+    glyd_llmWeights w;
+    glyd_gpuDevice* d;
+    char why[256] = "";
+    size_t r;
+    if (m->compact) {
+        say(p, "the GPU reads the fast layout or plain bf16: --compact runs on the CPU only");
+        RETURN_ERROR(model_unsupported, "compact on GPU");
+    }
+    d = p->gpu == GLYD_GPU_EMULATED ? glyd_gpuEmulated() : glyd_gpuCuda(why, sizeof why);
+    if (!d) {
+        say(p, "no GPU: %s", why[0] ? why : "out of memory");
+        RETURN_ERROR(model_unsupported, "no GPU");
+    }
+    memset(&w, 0, sizeof w);
+    w.cfg = &m->cfg;
+    w.layers = m->layers;
+    w.embed = &m->embed;
+    w.head = m->cfg.tied ? &m->embed : &m->head;
+    w.finalNorm = m->finalNorm;
+    w.invFreq = m->invFreq;
+    w.ropeScale = m->ropeScale;
+    w.ctx = m->ctx;
+    w.kvF32 = m->kvF32;
+    r = glyd_gpuBackendOpen(&w, d, &m->ops, &m->backend, &m->deviceBytes, why, sizeof why);
+    m->backendName = p->gpu == GLYD_GPU_EMULATED ? "emulated" : "cuda";
+    if (glyd_isError(r)) {
+        say(p, "GPU: %s", why);
+        m->ops = &kCpuOps;
+        m->backend = m;
+    }
+    return r;
+}
+
 glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
 {
     glyd_llm* const m = (glyd_llm*)calloc(1, sizeof(glyd_llm));
@@ -682,6 +729,10 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         m->nbSt = m->nbMaps = 0;
     }
     if (!glyd_isError(r)) r = alloc_state(m);
+    m->ops = &kCpuOps;
+    m->backend = m;
+    m->backendName = "cpu";
+    if (!glyd_isError(r) && p && p->gpu) r = open_gpu(m, p);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
@@ -699,6 +750,7 @@ void glyd_llmClose(glyd_llm* m)
 {
     unsigned l, t;
     if (!m) return;
+    if (m->ops && m->ops->close) m->ops->close(m->backend);
     glyd_poolFree(m->pool);
     if (m->layers) {
         for (l = 0; l < m->cfg.nbLayers; l++) {
@@ -717,7 +769,7 @@ void glyd_llmClose(glyd_llm* m)
     free(m->scratch);
     free(m->kCache); free(m->vCache);
     free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
-    free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin);
+    free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin); free(m->logits);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
     for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
@@ -742,6 +794,8 @@ size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
     info->weightBytes = m->weightBytes;
     info->weightBytesBf16 = m->weightBf16;
     info->kvBytes = 2ULL * c->nbLayers * m->ctx * c->nbKvHeads * c->headDim * (m->kvF32 ? 4 : 2);
+    info->backend = m->backendName;
+    info->deviceWeightBytes = m->deviceBytes;
     info->bosToken = c->bos;
     info->eosToken = c->eos;
     return 0;
@@ -907,78 +961,186 @@ static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t pos,
     }
 }
 
-/* Tokens [0, T) at positions pos..pos+T-1 through every layer together:
- * each token's numbers are those it would get alone. logits: every
- * token's (allLogits), the last one's, or none (NULL). */
-static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos, float* logits, int allLogits)
+/* ------------------------------------------------------------------------ */
+/* The CPU backend: the operations over the model's own buffers             */
+/* ------------------------------------------------------------------------ */
+
+static size_t cpu_embed(void* b, const int* tokens, size_t T)
 {
-    glyd_llmConfig const* const c = &m->cfg;
-    size_t const dim = c->dim, hd = c->headDim, hidden = c->hidden;
-    size_t const qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
-    unsigned l, h;
-    size_t i, t;
-
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t t;
     for (t = 0; t < T; t++)
-        FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)tokens[t], m->x + t * dim, &m->scratch[0]));
-    for (l = 0; l < c->nbLayers; l++) {
-        glyd_layer const* const L = &m->layers[l];
-        size_t const layerBase = (size_t)l * (size_t)m->ctx * kvDim;
+        FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)tokens[t], m->x + t * m->cfg.dim, &m->scratch[0]));
+    return 0;
+}
 
+static size_t cpu_norm(void* b, glyd_normKind k, unsigned layer, size_t t0, size_t T)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t const dim = m->cfg.dim;
+    const float* const w = k == GLYD_NORM_FINAL ? m->finalNorm
+                           : k == GLYD_NORM_ATTN ? m->layers[layer].attnNorm : m->layers[layer].mlpNorm;
+    size_t t;
+    for (t = t0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, w, dim, m->cfg.normEps);
+    return 0;
+}
+
+static const glyd_matrix* cpu_weight(const glyd_llm* m, unsigned layer, glyd_weightKind k)
+{
+    glyd_layer const* const L = &m->layers[layer];
+    const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
+    return ws[k];
+}
+
+static size_t cpu_project(void* b, unsigned layer, const glyd_weightKind* kinds, unsigned nbW, size_t T)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    const glyd_matrix* ws[3];
+    float* ys[3];
+    unsigned i;
+    for (i = 0; i < nbW; i++) {
+        float* const outs[7] = { m->q, m->k, m->v, NULL, m->hb, m->hb2, NULL };
+        ws[i] = cpu_weight(m, layer, kinds[i]);
+        ys[i] = outs[kinds[i]];
+        RETURN_ERROR_IF(!ys[i], parameter_outOfBound, "not a projection of xn");
+    }
+    return matmuls(m, ws, ys, nbW, m->xn, T);
+}
+
+static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    glyd_llmConfig const* const c = &m->cfg;
+    glyd_layer const* const L = &m->layers[layer];
+    size_t const hd = c->headDim, qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
+    size_t const layerBase = (size_t)layer * (size_t)m->ctx * kvDim;
+    size_t t, i;
+    unsigned h;
+    for (t = 0; t < T; t++) {
+        float* const q = m->q + t * qDim;
+        float* const k = m->k + t * kvDim;
+        float* const v = m->v + t * kvDim;
+        if (c->qkvBias) {
+            for (i = 0; i < qDim; i++) q[i] += L->bq[i];
+            for (i = 0; i < kvDim; i++) { k[i] += L->bk[i]; v[i] += L->bv[i]; }
+        }
+        if (c->qkNorm) {
+            for (h = 0; h < c->nbHeads; h++) rmsnorm(q + h * hd, q + h * hd, L->qNorm, hd, c->normEps);
+            for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
+        }
+        /* one rotation for q and k alike */
+        rope_angles(m->ropeCos, m->ropeSin, c->headDim, pos + t, m->invFreq, m->ropeScale);
+        rope(q, c->nbHeads, c->headDim, m->ropeCos, m->ropeSin);
+        rope(k, c->nbKvHeads, c->headDim, m->ropeCos, m->ropeSin);
+        cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
+        cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
+    }
+    return 0;
+}
+
+static size_t cpu_attend(void* b, unsigned layer, size_t T, size_t pos)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t const qDim = (size_t)m->cfg.nbHeads * m->cfg.headDim;
+    size_t const layerBase = (size_t)layer * (size_t)m->ctx * m->cfg.nbKvHeads * m->cfg.headDim;
+    size_t t;
+    /* causal: token t sees the cache up to its own position */
+    for (t = 0; t < T; t++) attend(m, layerBase, m->q + t * qDim, pos + t, m->ao + t * qDim);
+    return 0;
+}
+
+static size_t cpu_residual(void* b, unsigned layer, glyd_weightKind k, size_t T)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t const n = T * m->cfg.dim;
+    size_t i;
+    FORWARD_IF_ERROR(matmul(m, cpu_weight(m, layer, k), k == GLYD_W_O ? m->ao : m->hb, T, m->xb2));
+    for (i = 0; i < n; i++) m->x[i] += m->xb2[i];
+    return 0;
+}
+
+static size_t cpu_swiglu(void* b, size_t T)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t const n = T * m->cfg.hidden;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        float const g = m->hb[i];
+        m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
+    }
+    return 0;
+}
+
+static size_t cpu_logits(void* b, size_t t0, size_t T, float* out)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    return matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out);
+}
+
+static size_t cpu_argmax(void* b, size_t T, int* token)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t i, best = 0;
+    if (!m->logits) {
+        m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
+        RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
+    }
+    FORWARD_IF_ERROR(cpu_logits(b, T - 1, T, m->logits));
+    for (i = 1; i < m->cfg.vocab; i++) if (m->logits[i] > m->logits[best]) best = i;
+    *token = (int)best;
+    return 0;
+}
+
+static const glyd_backendOps kCpuOps = {
+    "cpu", cpu_embed, cpu_norm, cpu_project, cpu_rotate_store, cpu_attend, cpu_residual, cpu_swiglu,
+    cpu_logits, cpu_argmax, NULL
+};
+
+/* ------------------------------------------------------------------------ */
+/* The forward pass                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Tokens [0, T) at positions pos..pos+T-1 through every layer together:
+ * each token's numbers are those it would get alone (on the CPU). The
+ * logits: every token's (allLogits), the last one's, or none (logits
+ * NULL); or, with next, only the greedy choice after the last token. */
+static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos, float* logits, int allLogits,
+                            int* next)
+{
+    glyd_backendOps const* const o = m->ops;
+    void* const b = m->backend;
+    static const glyd_weightKind kQkv[3] = { GLYD_W_Q, GLYD_W_K, GLYD_W_V };
+    static const glyd_weightKind kGateUp[2] = { GLYD_W_GATE, GLYD_W_UP };
+    unsigned l;
+
+    FORWARD_IF_ERROR(o->embed(b, tokens, T));
+    for (l = 0; l < m->cfg.nbLayers; l++) {
         /* attention */
-        for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->attnNorm, dim, c->normEps);
-        {
-            const glyd_matrix* const ws[3] = { &L->wq, &L->wk, &L->wv };
-            float* const ys[3] = { m->q, m->k, m->v };
-            FORWARD_IF_ERROR(matmuls(m, ws, ys, 3, m->xn, T));
-        }
-        for (t = 0; t < T; t++) {
-            float* const q = m->q + t * qDim;
-            float* const k = m->k + t * kvDim;
-            float* const v = m->v + t * kvDim;
-            if (c->qkvBias) {
-                for (i = 0; i < qDim; i++) q[i] += L->bq[i];
-                for (i = 0; i < kvDim; i++) { k[i] += L->bk[i]; v[i] += L->bv[i]; }
-            }
-            if (c->qkNorm) {
-                for (h = 0; h < c->nbHeads; h++) rmsnorm(q + h * hd, q + h * hd, L->qNorm, hd, c->normEps);
-                for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
-            }
-            /* one rotation for q and k alike */
-            rope_angles(m->ropeCos, m->ropeSin, c->headDim, pos + t, m->invFreq, m->ropeScale);
-            rope(q, c->nbHeads, c->headDim, m->ropeCos, m->ropeSin);
-            rope(k, c->nbKvHeads, c->headDim, m->ropeCos, m->ropeSin);
-            cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
-            cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
-        }
-        /* causal: token t sees the cache up to its own position */
-        for (t = 0; t < T; t++) attend(m, layerBase, m->q + t * qDim, pos + t, m->ao + t * qDim);
-        FORWARD_IF_ERROR(matmul(m, &L->wo, m->ao, T, m->xb2));
-        for (i = 0; i < T * dim; i++) m->x[i] += m->xb2[i];
-
+        FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_ATTN, l, 0, T));
+        FORWARD_IF_ERROR(o->project(b, l, kQkv, 3, T));
+        FORWARD_IF_ERROR(o->rotateStore(b, l, T, pos));
+        FORWARD_IF_ERROR(o->attend(b, l, T, pos));
+        FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_O, T));
         /* SwiGLU */
-        for (t = 0; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, L->mlpNorm, dim, c->normEps);
-        {
-            const glyd_matrix* const ws[2] = { &L->wGate, &L->wUp };
-            float* const ys[2] = { m->hb, m->hb2 };
-            FORWARD_IF_ERROR(matmuls(m, ws, ys, 2, m->xn, T));
-        }
-        for (i = 0; i < T * hidden; i++) {
-            float const g = m->hb[i];
-            m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
-        }
-        FORWARD_IF_ERROR(matmul(m, &L->wDown, m->hb, T, m->xb2));
-        for (i = 0; i < T * dim; i++) m->x[i] += m->xb2[i];
+        FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_MLP, l, 0, T));
+        FORWARD_IF_ERROR(o->project(b, l, kGateUp, 2, T));
+        FORWARD_IF_ERROR(o->swiglu(b, T));
+        FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_DOWN, T));
+    }
+    if (next) {
+        FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_FINAL, 0, T - 1, T));
+        return o->argmax(b, T, next);
     }
     if (!logits) return 0; /* prompt tokens whose logits nobody reads */
     {
-        const glyd_matrix* const head = c->tied ? &m->embed : &m->head;
         size_t const first = allLogits ? 0 : T - 1;
-        for (t = first; t < T; t++) rmsnorm(m->xn + t * dim, m->x + t * dim, m->finalNorm, dim, c->normEps);
-        return matmul(m, head, m->xn + first * dim, T - first, logits);
+        FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_FINAL, 0, first, T));
+        return o->logits(b, first, T, logits);
     }
 }
 
-size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
+static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits,
+                              int* next)
 {
     size_t i;
     RETURN_ERROR_IF(n == 0, parameter_outOfBound, "no tokens");
@@ -987,8 +1149,19 @@ size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, flo
         RETURN_ERROR_IF(tokens[i] < 0 || (unsigned)tokens[i] >= m->cfg.vocab, parameter_outOfBound, "token id");
     for (i = 0; i < n; i += GLYD_BATCH) {
         size_t const T = GLYD_MIN((size_t)GLYD_BATCH, n - i);
-        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + T == n ? logits : NULL;
-        FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits));
+        int const last = i + T == n;
+        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : last ? logits : NULL;
+        FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits, last ? next : NULL));
     }
     return 0;
+}
+
+size_t glyd_llmGreedy(glyd_llm* m, const int* tokens, size_t n, size_t pos, int* next)
+{
+    return forward_checked(m, tokens, n, pos, NULL, 0, next);
+}
+
+size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
+{
+    return forward_checked(m, tokens, n, pos, logits, allLogits, NULL);
 }

@@ -57,7 +57,8 @@ typedef struct {
     uint64_t rows, cols;
     uint32_t chunk;             /* elements summed as one piece of a row */
     const uint16_t* plain;      /* plain form, else NULL */
-    glyd_tensorView view;       /* coded form */
+    const uint8_t* blob;        /* coded form: the blob */
+    glyd_tensorView view;       /* and its parts */
     glyd_tensorDTable* dt;      /* its decoding table (owned) */
     uint8_t* ownedBlob;         /* a blob encoded at load time (owned), else NULL */
     uint16_t* ownedPlain;       /* plain data decoded at load time (owned), else NULL */
@@ -109,6 +110,123 @@ typedef struct {
     float *bq, *bk, *bv;            /* Qwen2: (nbHeads*headDim), (kv*headDim) x2 */
     float *qNorm, *kNorm;           /* Qwen3: (headDim) */
 } glyd_layer;
+
+/* ------------------------------------------------------------------------ */
+/* Backends: where the forward pass runs                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The forward pass (forward.c) is one sequence of operations; a backend is
+ * the table of those operations, over its own copy of the weights and its
+ * own buffers (on the CPU: the model's own). Each works on up to
+ * GLYD_BATCH tokens at a time, token t at position pos + t:
+ *   x (T, dim)          the residual stream
+ *   xn (T, dim)         a normalized copy of x, the products' input
+ *   q, k, v             the attention's projections; ao its output
+ *   hb, hb2 (T, hidden) the MLP's gate and up projections */
+
+typedef enum { GLYD_NORM_ATTN, GLYD_NORM_MLP, GLYD_NORM_FINAL } glyd_normKind;
+typedef enum { GLYD_W_Q, GLYD_W_K, GLYD_W_V, GLYD_W_O, GLYD_W_GATE, GLYD_W_UP, GLYD_W_DOWN } glyd_weightKind;
+
+typedef struct {
+    const char* name;
+    /* x[t] = the embedding's row tokens[t] */
+    size_t (*embed)(void* b, const int* tokens, size_t T);
+    /* xn[t] = rmsnorm(x[t]) with the norm's weight, for t in [t0, T) */
+    size_t (*norm)(void* b, glyd_normKind k, unsigned layer, size_t t0, size_t T);
+    /* the products of xn with nbW (1 to 3) of q, k, v or gate, up: into
+     * q, k, v, hb, hb2 */
+    size_t (*project)(void* b, unsigned layer, const glyd_weightKind* kinds, unsigned nbW, size_t T);
+    /* q and k: biases (Qwen2), each head's norm (Qwen3), the rotation;
+     * k and v (with its bias) into the cache */
+    size_t (*rotateStore)(void* b, unsigned layer, size_t T, size_t pos);
+    /* ao[t] = attention of q[t] over the cache's positions 0..pos+t */
+    size_t (*attend)(void* b, unsigned layer, size_t T, size_t pos);
+    /* x += Wo ao (GLYD_W_O) or Wdown hb (GLYD_W_DOWN) */
+    size_t (*residual)(void* b, unsigned layer, glyd_weightKind k, size_t T);
+    /* hb = silu(hb) * hb2 */
+    size_t (*swiglu)(void* b, size_t T);
+    /* logits (host memory, (T - t0) x vocab) = head xn[t] for t in [t0, T) */
+    size_t (*logits)(void* b, size_t t0, size_t T, float* out);
+    /* the token of the largest logit of xn[T - 1] (the first of equals):
+     * greedy decoding without the logits leaving the backend */
+    size_t (*argmax)(void* b, size_t T, int* token);
+    void (*close)(void* b);
+} glyd_backendOps;
+
+/* What a backend gets of an open model. */
+typedef struct {
+    const glyd_llmConfig* cfg;
+    const glyd_layer* layers;         /* (nbLayers) */
+    const glyd_matrix* embed;         /* (vocab, dim) */
+    const glyd_matrix* head;          /* (vocab, dim): embed when tied */
+    const float* finalNorm;           /* (dim) */
+    const float* invFreq;             /* (headDim / 2) */
+    float ropeScale;
+    unsigned long long ctx;           /* positions the cache may hold */
+    int kvF32;
+} glyd_llmWeights;
+
+/* ------------------------------------------------------------------------ */
+/* The GPU backend (gpu.c) and its devices                                   */
+/* ------------------------------------------------------------------------ */
+
+#include "infer_kernels.h"
+
+/* A device: memory, and the kernels the GPU backend launches, all on one
+ * stream, in order. Two exist: CUDA's (cuda/, loaded from libglyd_cuda.so)
+ * and an emulation on the CPU (gpu_emul.c) that runs each kernel's threads
+ * in turn through the same per-thread code (infer_kernels.h), so that the
+ * backend's logic is tested where no GPU is. Pointers are device memory;
+ * sizes in bytes; every function returns 0 or an error, the device's reason
+ * in lastError(). */
+typedef struct glyd_gpuDevice_s glyd_gpuDevice;
+struct glyd_gpuDevice_s {
+    const char* name;
+    /* total and free memory */
+    size_t (*memory)(const glyd_gpuDevice* d, size_t* total, size_t* avail);
+    size_t (*alloc)(const glyd_gpuDevice* d, void** p, size_t size);
+    void (*free)(const glyd_gpuDevice* d, void* p);
+    size_t (*upload)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);
+    /* waits for the work queued before it */
+    size_t (*download)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);
+    /* y (batch, rows) = W x for a batch of 1 to 8 vectors x (batch, cols);
+     * parts: batch * nbUnits floats of room when units are parts of rows */
+    size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols,
+                   const float* x, unsigned batch, float* y, float* parts);
+    /* units [u0, u1) widened to floats: out[i - u0 * unitSize] */
+    size_t (*widen)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
+                    uint16_t* bf16, float* out);
+    /* y (n, m; rows ldy apart) = x (n, k) w^T, w (m, k): fp32, through cuBLAS */
+    size_t (*gemm)(const glyd_gpuDevice* d, const float* w, uint64_t m, uint64_t k, const float* x, uint64_t n,
+                   float* y, uint64_t ldy);
+    /* x[t] = row tokens[t] of the matrix, as floats */
+    size_t (*embed)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t cols,
+                    const int* tokens, size_t T, float* x);
+    size_t (*rmsnorm)(const glyd_gpuDevice* d, const gk_rmsnorm* a);
+    size_t (*rotate)(const glyd_gpuDevice* d, const gk_rotate* a);
+    size_t (*attend)(const glyd_gpuDevice* d, const gk_attend* a);
+    /* x[i] += y[i] */
+    size_t (*add)(const glyd_gpuDevice* d, float* x, const float* y, size_t n);
+    /* g[i] = silu(g[i]) * u[i] */
+    size_t (*swiglu)(const glyd_gpuDevice* d, float* g, const float* u, size_t n);
+    /* *token (device) = the index of the largest of x[0..n), the first of equals */
+    size_t (*argmax)(const glyd_gpuDevice* d, const float* x, size_t n, int* token);
+    const char* (*lastError)(const glyd_gpuDevice* d);
+    void (*release)(glyd_gpuDevice* d);
+    void* state;
+};
+
+/* The CPU's emulation of a device, memory on the heap. NULL when out of memory. */
+glyd_gpuDevice* glyd_gpuEmulated(void);
+/* CUDA's device, from libglyd_cuda.so: NULL with *why set when it is not
+ * there or finds no GPU. */
+glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
+
+/* The GPU backend over a device (which it then owns): the weights are
+ * uploaded as they are held (fast layout or plain bf16), the cache is
+ * paged and grows as positions are used. */
+size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
+                           void** state, unsigned long long* deviceBytes, char* why, size_t whyCap);
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer (tokenizer.c; the type is public: glyd_tokenizer)              */

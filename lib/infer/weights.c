@@ -359,6 +359,7 @@ size_t glyd_matrixCoded(glyd_matrix* m, const uint8_t* blob, size_t size, uint64
     m->rows = rows;
     m->cols = cols;
     FORWARD_IF_ERROR(glyd_tensorOpen(&m->view, blob, size));
+    m->blob = blob;
     RETURN_ERROR_IF(m->view.dtype != GLYD_DTYPE_BF16, model_unsupported, "weights other than bf16");
     RETURN_ERROR_IF(m->view.nbElements != rows * cols, model_invalid, "tensor size");
     if (m->view.unitSize % cols != 0 && cols % m->view.unitSize != 0) {

@@ -141,9 +141,13 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, struct gk
                            uint16_t table[1 << 11]);
 
 /* The GPU kernels (cuda/decode.cu) run on the CPU in their order, thread
- * by thread: a described blob decoded whole into out, or y = W x for 1 to
- * 8 vectors (fast layout; the kernel's summation order, FMA and all). */
+ * by thread: a described blob decoded whole into out; units [u0, u1) of
+ * the fast layout or plain data (GK_LAYOUT_STORED) into out (from the
+ * first unit's first element); or y = W x for 1 to 8 vectors (fast layout
+ * or plain; the kernel's summation order, FMA and all). */
 void glyd_tensorEmulateDecode(const void* blob, const struct gk_tensor_s* t, const uint16_t* table, uint16_t* out);
+void glyd_tensorEmulateDecodeUnits(const void* blob, const struct gk_tensor_s* t, uint64_t u0, uint64_t u1,
+                                   uint16_t* out);
 size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
                               const float* x, unsigned batch, float* y);
 

@@ -51,11 +51,13 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
 #define EMU_WARPS 8       /* warps of a product block (GEMV_WARPS) */
 
 /* fast_decode_kernel: block u; its threads over the unit's groups a block
- * at a time, each group's escapes where the exclusive prefix sum says. */
-static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint16_t* out)
+ * at a time, each group's escapes where the exclusive prefix sum says.
+ * Units [u0, u1), element i into out[i - u0 * unitSize]. */
+static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out)
 {
+    uint64_t const origin = u0 * t->unitSize;
     uint64_t u;
-    for (u = 0; u < t->nbUnits; u++) {
+    for (u = u0; u < u1; u++) {
         uint64_t const a = u * t->unitSize;
         uint64_t const b = GLYD_MIN(a + t->unitSize, t->nbElements);
         uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, t, u + 1);
@@ -67,7 +69,7 @@ static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint16_t* out)
             for (k = 0; k < EMU_BLOCK; k++)
                 before[k + 1] = before[k] + (g0 + k <= last ? gk_popc(gk_fast_escapes(blob, t, g0 + k, a, b)) : 0);
             for (k = 0; k < EMU_BLOCK && g0 + k <= last; k++)
-                gk_fast_group(blob, t, g0 + k, a, b, esc + before[k], nbEsc, out);
+                gk_fast_group(blob, t, g0 + k, a, b, esc + before[k], nbEsc, out, origin);
             esc += before[EMU_BLOCK];
         }
     }
@@ -77,20 +79,15 @@ void glyd_tensorEmulateDecode(const void* blob, const gk_tensor* t, const uint16
 {
     uint64_t u;
     if (t->nbElements == 0) return;
-    if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, out);
+    if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, 0, t->nbUnits, out);
     else for (u = 0; u < t->nbUnits; u++) gk_huffman_unit((const uint8_t*)blob, t, table, u, out);
 }
 
-/* A warp's shuffle butterfly: every lane ends with the same sum. */
-static float butterfly(float lane[32])
+void glyd_tensorEmulateDecodeUnits(const void* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out)
 {
-    float next[32];
-    unsigned m, j;
-    for (m = 16; m; m >>= 1) {
-        for (j = 0; j < 32; j++) next[j] = lane[j] + lane[j ^ m];
-        memcpy(lane, next, sizeof next);
-    }
-    return lane[0];
+    if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, u0, u1, out);
+    else memcpy(out, (const uint8_t*)blob + 2 * u0 * t->unitSize,
+                2 * (GLYD_MIN(u1 * t->unitSize, t->nbElements) - u0 * t->unitSize));
 }
 
 size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
@@ -101,7 +98,7 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
     float* sums;
     uint64_t u, it, q, r;
     unsigned v, j;
-    RETURN_ERROR_IF(batch < 1 || batch > 8 || t->layout != GK_LAYOUT_FAST || rows * cols != t->nbElements ||
+    RETURN_ERROR_IF(batch < 1 || batch > 8 || (t->layout != GK_LAYOUT_FAST && t->layout != GK_LAYOUT_STORED) || rows * cols != t->nbElements ||
                     !gk_gemv_fits(t, cols), parameter_outOfBound, "product");
     sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);
     if (t->unitSize < cols) parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
@@ -112,9 +109,9 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
     }
     for (u = 0; u < t->nbUnits; u++) {
         gk_gemv_unit const g = gk_gemv_plan(t, u, cols, EMU_WARPS);
-        uint64_t const nbEsc = gk_unit_start(blob, t, u + 1);
+        uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1);
         /* items in order: each one's escapes start after the previous ones' */
-        uint64_t esc = gk_unit_start(blob, t, u);
+        uint64_t esc = gk_escapes_before(blob, t, u);
         for (it = 0; it < g.nbItems; it++) {
             uint64_t ia, ib, col0;
             float acc[32][8];
@@ -123,19 +120,19 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
             memset(acc, 0, sizeof acc);
             for (q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
                 for (j = 0; j < 32; j++) {
-                    uint32_t const bits = gk_fast_lane(blob, t, q, j, ia, ib, esc, nbEsc);
+                    uint32_t const bits = gk_lane(blob, t, q, j, ia, ib, esc, nbEsc);
                     uint64_t const i = 32 * q + j;
                     float w;
                     memcpy(&w, &bits, 4);
                     if (i >= ia && i < ib)
                         for (v = 0; v < batch; v++) acc[j][v] = fmaf(w, x[v * cols + (i - col0)], acc[j][v]);
                 }
-                esc += gk_popc(gk_fast_escapes(blob, t, q, ia, ib));
+                esc += gk_popc(gk_escapes(blob, t, q, ia, ib));
             }
             for (v = 0; v < batch; v++) {
                 float lane[32];
                 for (j = 0; j < 32; j++) lane[j] = acc[j][v];
-                sums[it * 8 + v] = butterfly(lane);
+                sums[it * 8 + v] = gk_butterfly_emulated(lane);
             }
         }
         /* each segment adds its chunks in order */

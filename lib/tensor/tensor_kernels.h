@@ -12,6 +12,9 @@
 #define GLYD_TENSOR_KERNELS_H
 
 #include <stdint.h>
+#ifndef __CUDACC__
+#  include <string.h>
+#endif
 
 #ifdef __CUDACC__
 #  define GK_FN __host__ __device__ __forceinline__
@@ -19,6 +22,7 @@
 #  define GK_FN static inline
 #endif
 
+#define GK_LAYOUT_STORED  0  /* plain bf16: the GPU engine's uncoded weights */
 #define GK_LAYOUT_HUFFMAN 2
 #define GK_LAYOUT_FAST    3
 #define GK_SPLIT_JOINT    1
@@ -56,6 +60,21 @@ GK_FN uint32_t gk_read32(const uint8_t* p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+#ifndef __CUDACC__
+/* A warp's shuffle butterfly (xor 16, 8, 4, 2, 1), for the emulations:
+ * every lane ends with the same sum, added in the same order. */
+static inline float gk_butterfly_emulated(float lane[32])
+{
+    float next[32];
+    unsigned m, j;
+    for (m = 16; m; m >>= 1) {
+        for (j = 0; j < 32; j++) next[j] = lane[j] + lane[j ^ m];
+        memcpy(lane, next, sizeof next);
+    }
+    return lane[0];
+}
+#endif
+
 /* Escapes before unit u (the fast layout), or where its stream starts. */
 GK_FN uint64_t gk_unit_start(const uint8_t* blob, const gk_tensor* t, uint64_t u)
 {
@@ -83,10 +102,10 @@ GK_FN uint32_t gk_fast_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t
     return gk_read32(p) & gk_read32(p + 4) & gk_read32(p + 8) & gk_lanes(g, a, b);
 }
 
-/* Group g's elements within [a, b) into out (indexed by element), its
- * escapes taken in order from escape number esc on (never past nbEsc). */
+/* Group g's elements within [a, b) into out (element i at out[i - origin]),
+ * its escapes taken in order from escape number esc on (never past nbEsc). */
 GK_FN void gk_fast_group(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b,
-                         uint64_t esc, uint64_t nbEsc, uint16_t* out)
+                         uint64_t esc, uint64_t nbEsc, uint16_t* out, uint64_t origin)
 {
     const uint8_t* const p = blob + t->codePlanes + 12 * g;
     uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
@@ -100,7 +119,7 @@ GK_FN void gk_fast_group(const uint8_t* blob, const gk_tensor* t, uint64_t g, ui
         e = t->fastSymbols[c];
         if (c == 7) e = esc < nbEsc ? blob[t->escapes + esc++] : 0;
         r = raw[j];
-        out[32 * g + j] = (uint16_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F));
+        out[32 * g + j - origin] = (uint16_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F));
     }
 }
 
@@ -133,6 +152,27 @@ GK_FN uint32_t gk_fast_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g,
     }
     r = blob[t->planes + 32 * g + j];
     return (uint32_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F)) << 16;
+}
+
+/* The same for a matrix read by products, coded in the fast layout or
+ * plain (stored: bf16 values, no escapes), so that one kernel multiplies
+ * both in the same order. */
+GK_FN uint32_t gk_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
+{
+    return t->layout == GK_LAYOUT_STORED ? 0 : gk_fast_escapes(blob, t, g, a, b);
+}
+
+GK_FN uint32_t gk_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a, uint64_t b,
+                       uint64_t esc, uint64_t nbEsc)
+{
+    if (t->layout != GK_LAYOUT_STORED) return gk_fast_lane(blob, t, g, j, a, b, esc, nbEsc);
+    return ((gk_lanes(g, a, b) >> j) & 1) ? gk_read16(blob + 2 * (32 * g + j)) << 16 : 0;
+}
+
+/* Escapes before unit u (0 for plain data). */
+GK_FN uint64_t gk_escapes_before(const uint8_t* blob, const gk_tensor* t, uint64_t u)
+{
+    return t->layout == GK_LAYOUT_STORED ? 0 : gk_unit_start(blob, t, u);
 }
 
 /* ------------------------------------------------------------------------ */

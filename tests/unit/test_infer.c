@@ -47,7 +47,7 @@ static int load_reference(reference* r)
 
 /* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
  * (compactWeights), 0 coded in the fast layout */
-static glyd_llm* open_model(const char* path, int plain, unsigned threads, int kvF32)
+static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, int kvF32, int gpu)
 {
     glyd_llmParams p;
     char msg[256] = "";
@@ -58,12 +58,18 @@ static glyd_llm* open_model(const char* path, int plain, unsigned threads, int k
     p.kvF32 = kvF32;
     p.plainWeights = plain == 1;
     p.compactWeights = plain == 2;
+    p.gpu = gpu;
     p.message = msg;
     p.messageCapacity = sizeof msg;
     m = glyd_llmOpen(path, &p, &err);
     if (!m) fprintf(stderr, "# open %s: %s\n", path, msg);
     CHECK(m != NULL);
     return m;
+}
+
+static glyd_llm* open_model(const char* path, int plain, unsigned threads, int kvF32)
+{
+    return open_model_on(path, plain, threads, kvF32, GLYD_GPU_NONE);
 }
 
 /* The 64 x 512 logits of the reference tokens, teacher-forced. */
@@ -659,7 +665,7 @@ TEST(sampler_draws_follow_the_distribution)
 
 /* tests/data/NAME: made by tools/tiny_models.py with transformers, whose
  * fp32 logits on the bf16 weights are the reference. */
-static void check_tiny(const char* name, int packed)
+static void check_tiny(const char* name, int packed, int gpu)
 {
     char dir[512], path[600], out[128], tmp[64] = "";
     json_error_t e;
@@ -687,7 +693,7 @@ static void check_tiny(const char* name, int packed)
         snprintf(out, sizeof out, "%s/m.glyd", tmp);
         CHECK_OK(glyd_packModel(dir, out, NULL));
     }
-    m = open_model(packed ? out : dir, 0, 2, 1);
+    m = open_model_on(packed ? out : dir, 0, 2, 1, gpu);
     logits = (float*)malloc(n * 256 * sizeof(float));
     if (m && logits && want && size == n * 256 * 4) {
         CHECK_OK(glyd_llmForward(m, tokens, n, 0, logits, 1));
@@ -705,9 +711,142 @@ static void check_tiny(const char* name, int packed)
     if (packed) { remove(out); rmdir(tmp); }
 }
 
-TEST(engine_tiny_qwen2_against_transformers) { check_tiny("tiny-qwen2", 0); check_tiny("tiny-qwen2", 1); }
-TEST(engine_tiny_qwen3_against_transformers) { check_tiny("tiny-qwen3", 0); check_tiny("tiny-qwen3", 1); }
-TEST(engine_tiny_qwen3_yarn_against_transformers) { check_tiny("tiny-qwen3-yarn", 0); }
+TEST(engine_tiny_qwen2_against_transformers) { check_tiny("tiny-qwen2", 0, 0); check_tiny("tiny-qwen2", 1, 0); }
+TEST(engine_tiny_qwen3_against_transformers) { check_tiny("tiny-qwen3", 0, 0); check_tiny("tiny-qwen3", 1, 0); }
+TEST(engine_tiny_qwen3_yarn_against_transformers) { check_tiny("tiny-qwen3-yarn", 0, 0); }
+
+/* ------------------------------------------------------------------------ */
+/* The GPU backend, on the CPU's emulation of a GPU                          */
+/* ------------------------------------------------------------------------ */
+
+/* The GPU backend's logic (uploads, paged cache, the products' two paths)
+ * and its kernels' per-thread work, emulated; CUDA itself runs them in
+ * tests/gpu/run.sh. */
+
+TEST(gpu_backend_emulated_stories260k_logits)
+{
+    /* 64 tokens at once: prompt products through decoded tiles (batches
+     * of 32); one at a time: the fused product */
+    reference r;
+    glyd_llm* m;
+    float* logits;
+    glyd_llmInfo info;
+    if (!load_reference(&r)) return;
+    m = open_model_on(fixture(""), 0, 1, 1, GLYD_GPU_EMULATED);
+    if (!m) return;
+    glyd_llmGetInfo(m, &info);
+    CHECK(!strcmp(info.backend, "emulated"));
+    CHECK(info.deviceWeightBytes > 0 && info.deviceWeightBytes < info.weightBytesBf16 * 72 / 100);
+    logits = run_reference(m, &r);
+    if (logits) {
+        /* the prompt's products add in cuBLAS's order (here, the plain
+         * order of the emulation), not in the units' pieces */
+        double d = max_diff_to_reference(logits);
+        size_t i;
+        if (d >= 2e-4) fprintf(stderr, "# prompt: max |difference| %g\n", d);
+        CHECK(d < 2e-4);
+        for (i = 0; i < 64; i++) CHECK_OK(glyd_llmForward(m, r.tokens + i, 1, i, logits + i * 512, 0));
+        d = max_diff_to_reference(logits);
+        if (d >= 1e-4) fprintf(stderr, "# one at a time: max |difference| %g\n", d);
+        CHECK(d < 1e-4);
+    }
+    free(logits);
+    glyd_llmClose(m);
+}
+
+TEST(gpu_backend_emulated_coded_is_bit_identical_to_plain)
+{
+    /* both products' paths, bf16 and fp32 caches */
+    reference r;
+    int kvF32;
+    if (!load_reference(&r)) return;
+    for (kvF32 = 0; kvF32 <= 1; kvF32++) {
+        glyd_llm* const coded = open_model_on(fixture(""), 0, 1, kvF32, GLYD_GPU_EMULATED);
+        glyd_llm* const plain = open_model_on(fixture(""), 1, 1, kvF32, GLYD_GPU_EMULATED);
+        float* const a = run_reference(coded, &r);
+        float* const b = run_reference(plain, &r);
+        float la[512], lb[512];
+        CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
+        if (coded && plain) {
+            glyd_llmInfo ci, pi;
+            CHECK_OK(glyd_llmForward(coded, r.tokens, 5, 0, la, 0));
+            CHECK_OK(glyd_llmForward(plain, r.tokens, 5, 0, lb, 0));
+            CHECK(memcmp(la, lb, sizeof la) == 0);
+            glyd_llmGetInfo(coded, &ci);
+            glyd_llmGetInfo(plain, &pi);
+            CHECK(ci.deviceWeightBytes < pi.deviceWeightBytes * 72 / 100);
+        }
+        free(a);
+        free(b);
+        glyd_llmClose(coded);
+        glyd_llmClose(plain);
+    }
+}
+
+TEST(gpu_backend_emulated_greedy_matches_reference)
+{
+    /* the largest logit picked on the device; a long continuation crosses
+     * pages of the cache and the steps that take them */
+    reference r;
+    glyd_llm* m;
+    int tok;
+    size_t i, pos = 0;
+    if (!load_reference(&r)) return;
+    CHECK(r.nbGreedy > 2 * GK_PAGE);
+    m = open_model_on(fixture(""), 0, 1, 1, GLYD_GPU_EMULATED);
+    if (!m) return;
+    tok = r.greedy[0];
+    for (i = 1; i <= r.nbGreedy; i++) {
+        int next = -1;
+        CHECK_OK(glyd_llmGreedy(m, &tok, 1, pos++, &next));
+        tok = next;
+        if (i < r.nbGreedy) {
+            CHECK(tok == r.greedy[i]);
+            if (tok != r.greedy[i]) { fprintf(stderr, "# differs at %zu\n", i); break; }
+        } else {
+            CHECK(tok == 1);
+        }
+    }
+    glyd_llmClose(m);
+}
+
+TEST(gpu_backend_emulated_tiny_qwen_against_transformers)
+{
+    check_tiny("tiny-qwen2", 0, GLYD_GPU_EMULATED);
+    check_tiny("tiny-qwen2", 1, GLYD_GPU_EMULATED);
+    check_tiny("tiny-qwen3", 0, GLYD_GPU_EMULATED);
+    check_tiny("tiny-qwen3-yarn", 0, GLYD_GPU_EMULATED);
+}
+
+TEST(gpu_backend_refuses_what_it_cannot_run)
+{
+    glyd_llmParams p;
+    char msg[512] = "";
+    size_t err;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    /* the entropy layout is the CPU's */
+    p.gpu = GLYD_GPU_EMULATED;
+    p.compactWeights = 1;
+    m = glyd_llmOpen(fixture(""), &p, &err);
+    CHECK(m == NULL && glyd_isError(err) && strstr(msg, "--compact") != NULL);
+    /* CUDA: the library is not beside the test program; or, where it is
+     * and no GPU answers, a reason all the same */
+    p.compactWeights = 0;
+    p.gpu = GLYD_GPU_CUDA;
+    msg[0] = 0;
+    m = glyd_llmOpen(fixture(""), &p, &err);
+    if (m) {
+        glyd_llmInfo info;
+        glyd_llmGetInfo(m, &info);
+        CHECK(!strcmp(info.backend, "cuda"));
+        glyd_llmClose(m);
+    } else {
+        CHECK(glyd_isError(err) && strstr(msg, "GPU") != NULL);
+    }
+}
 
 /* A conversation as `glyd run` leaves it in the cache: each turn appended,
  * the previous reply first rewritten to its answer (glyd_chatAnswerStart). */

@@ -1,0 +1,223 @@
+/*
+ * engine.cu: the kernels of the GPU backend other than the products
+ * (decode.cu): embedding rows, RMSNorm, the rotation and the paged cache,
+ * attention, SwiGLU, the residual add, the greedy pick, and the widening of
+ * decoded tiles for cuBLAS. Each thread's work is lib/infer/infer_kernels.h,
+ * which the CPU emulation (lib/infer/gpu_emul.c) runs as well; here are the
+ * launches, the shared memory, the warps' butterflies and the barriers
+ * between phases. Launchers are asynchronous on the given stream and
+ * return 0 or the launch's CUDA error.
+ */
+#include <cuda_runtime.h>
+
+#include "../lib/infer/infer_kernels.h"
+
+#define FULL_MASK 0xFFFFFFFFu
+#define ELEMENTWISE_THREADS 256
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int m = 16; m; m >>= 1) v += __shfl_xor_sync(FULL_MASK, v, m);
+    return v;
+}
+
+__device__ __forceinline__ uint64_t warp_sum_u64(uint64_t v)
+{
+    for (int m = 16; m; m >>= 1) v += __shfl_xor_sync(FULL_MASK, v, m);
+    return v;
+}
+
+/* A warp per token: the escapes of the row's unit before the row, counted
+ * by the lanes together; then the row's groups, a lane per element. */
+__global__ void embed_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t cols,
+                             const int* __restrict__ tokens, float* __restrict__ x)
+{
+    unsigned const lane = threadIdx.x;
+    uint64_t const r = (uint64_t)tokens[blockIdx.x], a = r * cols, b = a + cols;
+    uint64_t const u = gk_row_unit(&t, cols, r), uEnd = (b + t.unitSize - 1) / t.unitSize;
+    uint64_t const nbEsc = gk_escapes_before(blob, &t, uEnd);
+    uint64_t esc = gk_escapes_before(blob, &t, u);
+    float* const out = x + (uint64_t)blockIdx.x * cols;
+    if (t.layout != GK_LAYOUT_STORED && a > u * t.unitSize) {
+        uint64_t const ua = u * t.unitSize;
+        uint64_t n = 0;
+        for (uint64_t g = (ua >> 5) + lane; g <= (a - 1) >> 5; g += 32) n += gk_popc(gk_fast_escapes(blob, &t, g, ua, a));
+        esc += warp_sum_u64(n);
+    }
+    for (uint64_t g = a >> 5; g <= (b - 1) >> 5; g++) {
+        uint64_t const i = 32 * g + lane;
+        float const v = gk_row_lane(blob, &t, a, cols, g, lane, esc, nbEsc);
+        if (i >= a && i < b) out[i - a] = v;
+        esc += gk_popc(gk_escapes(blob, &t, g, a, b));
+    }
+}
+
+__global__ void rmsnorm_kernel(gk_rmsnorm a)
+{
+    __shared__ float partial[GK_NORM_THREADS];
+    __shared__ float scale;
+    uint64_t const r = blockIdx.x;
+    partial[threadIdx.x] = gk_rms_partial(&a, r, threadIdx.x);
+    __syncthreads();
+    if (threadIdx.x == 0) scale = gk_rms_scale(partial, a.n, a.eps);
+    __syncthreads();
+    gk_rms_apply(&a, r, threadIdx.x, scale);
+}
+
+/* A block per token: biases; each head's norm (a warp per head); the
+ * rotation; k and v into the cache. */
+__global__ void rotate_kernel(gk_rotate a)
+{
+    uint64_t const t = blockIdx.x;
+    unsigned const j = threadIdx.x, warp = j >> 5, lane = j & 31;
+    gk_rot_bias(&a, t, j);
+    __syncthreads();
+    if (a.qNorm) {
+        for (unsigned hh = warp; hh < a.nbHeads + a.nbKvHeads; hh += GK_ROT_THREADS / 32) {
+            const float* w;
+            float* const x = gk_rot_head(&a, t, hh, &w);
+            float const sum = warp_sum(gk_head_partial(x, a.headDim, lane));
+            gk_head_apply(x, w, a.headDim, lane, sum, a.eps);
+        }
+        __syncthreads();
+    }
+    gk_rot_rope(&a, t, j);
+    __syncthreads();
+    gk_rot_store(&a, t, j);
+}
+
+/* A block per (token, head); the phases of infer_kernels.h. */
+__global__ void attend_kernel(gk_attend a)
+{
+    __shared__ float warpMax[GK_ATT_WARPS], warpSumS[GK_ATT_WARPS];
+    __shared__ float most, total;
+    uint64_t const t = blockIdx.x / a.nbHeads;
+    unsigned const h = blockIdx.x % a.nbHeads;
+    unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    float const scale = 1.0f / sqrtf((float)a.headDim);
+    float* const row = gk_att_row(&a, t, h);
+    uint64_t const last = a.pos + t;
+    /* A: scores */
+    float m = -INFINITY;
+    for (uint64_t p = warp; p <= last; p += GK_ATT_WARPS) {
+        float const s = warp_sum(gk_att_partial(&a, t, h, p, lane)) * scale;
+        if (lane == 0) row[p] = s;
+        if (s > m) m = s;
+    }
+    if (lane == 0) warpMax[warp] = m;
+    __syncthreads();
+    /* B: the largest */
+    if (threadIdx.x == 0) {
+        float v = warpMax[0];
+        for (unsigned w = 1; w < GK_ATT_WARPS; w++) if (warpMax[w] > v) v = warpMax[w];
+        most = v;
+    }
+    __syncthreads();
+    /* C: exponentials, each warp's sum in position order */
+    float sum = 0;
+    for (uint64_t p = warp; p <= last; p += GK_ATT_WARPS) {
+        float const e = expf(row[p] - most);
+        __syncwarp();
+        if (lane == 0) row[p] = e;
+        sum += e;
+    }
+    if (lane == 0) warpSumS[warp] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float s = 0;
+        for (unsigned w = 0; w < GK_ATT_WARPS; w++) s += warpSumS[w];
+        total = s;
+    }
+    __syncthreads();
+    /* D: weights */
+    for (uint64_t p = threadIdx.x; p <= last; p += blockDim.x) row[p] /= total;
+    __syncthreads();
+    /* E: the output */
+    for (uint64_t i = threadIdx.x; i < a.headDim; i += blockDim.x) gk_att_out(&a, t, h, i);
+}
+
+__global__ void add_kernel(float* __restrict__ x, const float* __restrict__ y, uint64_t n)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        x[i] += y[i];
+}
+
+__global__ void swiglu_kernel(float* __restrict__ g, const float* __restrict__ u, uint64_t n)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+__global__ void widen_kernel(const uint16_t* __restrict__ src, uint64_t n, float* __restrict__ out)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        out[i] = __uint_as_float((uint32_t)src[i] << 16);
+}
+
+__global__ void argmax_kernel(const float* __restrict__ x, uint64_t n, int* __restrict__ token)
+{
+    __shared__ uint64_t partial[GK_ARGMAX_THREADS];
+    partial[threadIdx.x] = gk_argmax_partial(x, n, threadIdx.x);
+    __syncthreads();
+    if (threadIdx.x == 0) *token = (int)gk_argmax_final(x, n, partial);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Launchers                                                                */
+/* ------------------------------------------------------------------------ */
+
+static unsigned elementwise_grid(uint64_t n)
+{
+    uint64_t const blocks = (n + ELEMENTWISE_THREADS - 1) / ELEMENTWISE_THREADS;
+    return (unsigned)(blocks < 65535 ? (blocks ? blocks : 1) : 65535);
+}
+
+extern "C" int glyd_cudaLaunchEmbed(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const int* tokens,
+                                    size_t T, float* x, void* stream)
+{
+    embed_kernel<<<(unsigned)T, 32, 0, (cudaStream_t)stream>>>(blob, *t, cols, tokens, x);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchRmsnorm(const gk_rmsnorm* a, void* stream)
+{
+    if (a->rows == 0) return 0;
+    rmsnorm_kernel<<<(unsigned)a->rows, GK_NORM_THREADS, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchRotate(const gk_rotate* a, void* stream)
+{
+    rotate_kernel<<<(unsigned)a->T, GK_ROT_THREADS, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchAttend(const gk_attend* a, void* stream)
+{
+    attend_kernel<<<(unsigned)(a->T * a->nbHeads), 32 * GK_ATT_WARPS, 0, (cudaStream_t)stream>>>(*a);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchAdd(float* x, const float* y, size_t n, void* stream)
+{
+    add_kernel<<<elementwise_grid(n), ELEMENTWISE_THREADS, 0, (cudaStream_t)stream>>>(x, y, n);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchSwiglu(float* g, const float* u, size_t n, void* stream)
+{
+    swiglu_kernel<<<elementwise_grid(n), ELEMENTWISE_THREADS, 0, (cudaStream_t)stream>>>(g, u, n);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchWiden(const uint16_t* src, uint64_t n, float* out, void* stream)
+{
+    widen_kernel<<<elementwise_grid(n), ELEMENTWISE_THREADS, 0, (cudaStream_t)stream>>>(src, n, out);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchArgmax(const float* x, size_t n, int* token, void* stream)
+{
+    argmax_kernel<<<1, GK_ARGMAX_THREADS, 0, (cudaStream_t)stream>>>(x, n, token);
+    return (int)cudaGetLastError();
+}
