@@ -179,7 +179,7 @@ CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=
 CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror,-fPIC $(CUDA_ARCHS)
 CUDA_INC   := $(shell d=$$(command -v $(NVCC)) && echo $$(dirname $$d)/../include)
 CUDA_OBJ   := $(addprefix $(BUILD)/cuda/,decode.o engine.o host.o device.o)
-cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/libglyd_cuda.so $(BUILD)/cuda/gpu_check
+cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/libglyd_cuda.so $(BUILD)/cuda/gpu_check $(BUILD)/gpu_engine
 $(BUILD)/cuda/decode.o: cuda/decode.cu cuda/glyd_cuda.h lib/tensor/tensor_kernels.h include/glyd.h
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
@@ -200,6 +200,11 @@ $(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(BUILD)/libglyd.a
 	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(BUILD)/libglyd.a -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
 $(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
 	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
+
+# The engine's GPU backend on a GPU: checks and tokens/s (in build/, beside
+# which the engine looks for cuda/libglyd_cuda.so).
+$(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
 
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model

@@ -80,12 +80,28 @@ static int load_histogram(const char* path, uint64_t cum[256])
     return 1;
 }
 
-static uint16_t sample(rng* r, const uint64_t cum[256])
+/* The exponent search starts where the top 16 bits of the draw put it: the
+ * same exponent as a search from 0, some hundred steps sooner. */
+typedef struct {
+    uint64_t cum[256];
+    uint8_t start[1 << 16];
+} exponent_table;
+
+static void exponent_table_init(exponent_table* t)
+{
+    unsigned h, e = 0;
+    for (h = 0; h < (1u << 16); h++) {
+        while (e < 255 && t->cum[e] <= ((uint64_t)h << 16)) e++;
+        t->start[h] = (uint8_t)e;
+    }
+}
+
+static uint16_t sample(rng* r, const exponent_table* t)
 {
     uint64_t const x = next(r);
     uint64_t const u = x & 0xFFFFFFFFu;
-    unsigned e = 0;
-    while (e < 255 && cum[e] <= u) e++;
+    unsigned e = t->start[u >> 16];
+    while (e < 255 && t->cum[e] <= u) e++;
     return (uint16_t)(((x >> 32) & 0x8000) | (e << 7) | ((x >> 40) & 0x7F));
 }
 
@@ -97,7 +113,7 @@ int main(int argc, char** argv)
     const char* like = "../shared/fixtures/stories260K/model.safetensors";
     const char* out = NULL;
     int layers = -1, a;
-    uint64_t cum[256];
+    static exponent_table et;
     const shape_def* sh = NULL;
     spec* specs;
     glyd_stTensor* ts;
@@ -115,7 +131,8 @@ int main(int argc, char** argv)
         if (!strcmp(kShapes[i].name, shapeName)) sh = &kShapes[i];
     if (!sh || !out) { fprintf(stderr, "synth_model: need a known --shape and -o DIR\n"); return 1; }
     if (layers < 0) layers = (int)sh->layers;
-    if (!load_histogram(like, cum)) return 1;
+    if (!load_histogram(like, et.cum)) return 1;
+    exponent_table_init(&et);
     if (mkdir(out, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "synth_model: %s: %s\n", out, strerror(errno)); return 1; }
 
     specs = (spec*)calloc(16 * (size_t)layers + 4, sizeof(spec));
@@ -184,7 +201,7 @@ int main(int argc, char** argv)
                 size_t const n = (size_t)GLYD_MIN(left, 1ULL << 20);
                 size_t k;
                 for (k = 0; k < n; k++)
-                    chunk[k] = specs[i].kind == 1 ? 0x3F80 /* 1.0 */ : sample(&r, cum);
+                    chunk[k] = specs[i].kind == 1 ? 0x3F80 /* 1.0 */ : sample(&r, &et);
                 if (fwrite(chunk, 2, n, f) != n) { fprintf(stderr, "synth_model: write: %s\n", strerror(errno)); return 1; }
                 left -= n;
             }

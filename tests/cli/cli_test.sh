@@ -1196,6 +1196,23 @@ if [ -r "$FIX/model.safetensors" ]; then
     want_out_re '^[0-9]+ [0-9]+ [0-9]+$'
     finish
 
+    begin "run --gpu: the GPU backend (emulated) gives the same logits for coded and plain weights"
+    fresh run3
+    run "$GLYD" run "$FIX" --gpu=emulated --tokens "$TOKENS" --dump-logits a.f32 --kv-dtype f32; want_rc 0
+    run "$GLYD" run "$FIX" --gpu=emulated --plain --exact --tokens "$TOKENS" --dump-logits b.f32 --kv-dtype f32; want_rc 0
+    want "logits file is not [16][512] floats" test "$(size_of a.f32)" -eq $((16 * 512 * 4))
+    want "plain weights give other logits on the GPU backend" same a.f32 b.f32
+    run "$GLYD" run "$FIX" --gpu=emulated -v --tokens "1" -n 3; want_rc 0
+    want_err "in GPU memory"
+    run "$GLYD" run "$FIX" --gpu=emulated --compact --tokens "1"; want_rc 1
+    want_err "CPU only"
+    # CUDA: on a machine without a GPU (or without libglyd_cuda.so), a reason
+    if ! command -v nvidia-smi >/dev/null || ! nvidia-smi >/dev/null 2>&1; then
+        run "$GLYD" run "$FIX" --gpu --tokens "1"; want_rc 1
+        want_err "no GPU"
+    fi
+    finish
+
     if command -v python3 >/dev/null; then
         begin "run: greedy continuation from BOS is the reference's"
         fresh run2
