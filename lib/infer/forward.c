@@ -630,6 +630,22 @@ static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
     return GLYD_MIN(ctx, (unsigned long long)c->maxPositions);
 }
 
+/* Once the GPU holds the weights, the host's copies (coded blobs, decoding
+ * tables, the products' scratch) go: the CPU backend is not used again.
+ * Mapped bf16 (plain weights) is the page cache's, not the process's. */
+static void drop_host_weights(glyd_llm* m)
+{
+    unsigned l, t;
+    for (l = 0; l < m->cfg.nbLayers; l++) {
+        glyd_layer* const L = &m->layers[l];
+        glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
+        glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
+    }
+    glyd_matrixFree(&m->embed);
+    glyd_matrixFree(&m->head);
+    for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
+}
+
 /* The forward pass moved to a GPU (or its emulation): the weights as they
  * are held here are uploaded; the CPU's buffers stay for nothing but are
  * small (the CPU cache is allocated, never touched). */
@@ -664,8 +680,10 @@ static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
         say(p, "GPU: %s", why);
         m->ops = &kCpuOps;
         m->backend = m;
+        return r;
     }
-    return r;
+    drop_host_weights(m);
+    return 0;
 }
 
 glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
