@@ -166,7 +166,14 @@ GK_FN uint32_t gk_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsi
                        uint64_t esc, uint64_t nbEsc)
 {
     if (t->layout != GK_LAYOUT_STORED) return gk_fast_lane(blob, t, g, j, a, b, esc, nbEsc);
-    return ((gk_lanes(g, a, b) >> j) & 1) ? gk_read16(blob + 2 * (32 * g + j)) << 16 : 0;
+    if (!((gk_lanes(g, a, b) >> j) & 1)) return 0;
+#ifdef __CUDA_ARCH__
+    /* device memory is aligned and little-endian: one 16-bit load, as any
+     * bf16 kernel makes, so that plain weights are not slowed down */
+    return (uint32_t)((const uint16_t*)(const void*)blob)[32 * g + j] << 16;
+#else
+    return gk_read16(blob + 2 * (32 * g + j)) << 16;
+#endif
 }
 
 /* Escapes before unit u (0 for plain data). */

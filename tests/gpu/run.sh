@@ -12,35 +12,74 @@
 #                         bit (--exact), greedy decoding on the device;
 #   build/gpu_engine bench  tokens/s of a synthetic 8B-shaped model (Llama
 #                         3 8B's shapes, 32 layers), compressed against plain
-#                         bf16 weights, both on the GPU.
+#                         bf16 weights, both on the GPU;
+#   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
+#                         leaves it out).
 # The report goes to $OUT/gpu_check.md when OUT is set, and to standard
 # output. GPU_BENCH_LAYERS=N shortens the synthetic model (default: all 32).
+#
+# On a machine that can build the project (its -dev packages installed):
+#   bash tests/gpu/run.sh
+# On a lent GPU machine (no registry, no ../shared), with a kit made here
+# by tests/gpu/kit.sh and carried there:
+#   bash tests/gpu/kit.sh .gpu-kit                  (here)
+#   bash tests/gpu/run.sh --kit .gpu-kit            (there; carry .gpu-kit)
+# Each step has a time limit, so that one that hangs leaves the others.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-SHARED=${SHARED:-../shared}
+kit=
+if [ "${1:-}" = --kit ]; then kit=${2:?--kit DIR}; fi
 out=${OUT:-}
 synth=$(mktemp -d "${TMPDIR:-/tmp}/glyd-synth-8b.XXXXXX")
 
-make -j"$(nproc)" all build/unit_tests build/synth_model >/dev/null
-make -j"$(nproc)" cuda >/dev/null
+if [ -n "$kit" ]; then
+    SHARED=$kit/shared
+    bin=$kit
+    # cuBLAS from the machine's CUDA: the toolkit's, or the Python wheel's
+    cublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(os.path.dirname(nvidia.cublas.__file__), "lib"))' 2>/dev/null || true)
+    export LD_LIBRARY_PATH="$kit/lib:/usr/local/cuda/lib64:/usr/local/cuda/targets/x86_64-linux/lib${cublas:+:$cublas}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+else
+    SHARED=${SHARED:-../shared}
+    bin=build
+    make -j"$(nproc)" all build/unit_tests build/synth_model >/dev/null
+    make -j"$(nproc)" cuda >/dev/null
+fi
+gpu_check=$bin/cuda/gpu_check
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
 report=$(mktemp)
 trap 'rm -rf "$report" "$report.unit" "$synth"' EXIT
 status=0
-run() { "$@" || status=$?; }
+# a step: its own time limit; a failure is recorded, the next step runs
+run() {
+    local limit=$1
+    shift
+    local rc=0
+    timeout "$limit" "$@" || rc=$?
+    if [ "$rc" != 0 ]; then status=$rc; fi
+    if [ "$rc" = 124 ]; then echo "**timed out after $limit s: $* **"; fi
+    return 0
+}
 {
     echo "## CPU emulation of the kernels and of the GPU backend"
     echo
-    GLYD_CORPUS="$SHARED/corpus" run build/unit_tests gpu_ >"$report.unit" 2>&1
+    GLYD_CORPUS="$SHARED/corpus" run 120 "$bin/unit_tests" gpu_ >"$report.unit" 2>&1
     tail -n 1 "$report.unit"
     echo
-    run build/cuda/gpu_check "$SHARED/fixtures"
-    run build/gpu_engine check "$SHARED/fixtures"
+    run 150 "$gpu_check" "$SHARED/fixtures"
+    run 60 "$bin/gpu_engine" check "$SHARED/fixtures"
     layers=()
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
-    build/synth_model --shape 8b "${layers[@]}" -o "$synth" >/dev/null
-    run build/gpu_engine bench "$synth" --prompt 256 --tokens 128 --rounds 2
+    run 120 "$bin/synth_model" --shape 8b "${layers[@]}" -o "$synth" >/dev/null
+    run 180 "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
+    # last, so that it takes no time from the figures: the engine's checks
+    # again under compute-sanitizer (bad accesses and uninitialised reads)
+    if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
+        echo "## The engine's checks under compute-sanitizer (memcheck)"
+        echo
+        run 150 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
+            "$bin/gpu_engine" check "$SHARED/fixtures" | tail -n 25
+    fi
 } >"$report" 2>&1
 cat "$report"
 if [ -n "$out" ]; then
