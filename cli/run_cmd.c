@@ -220,7 +220,6 @@ typedef struct {
     const run_opts* o;
     int* hist;                /* every token in the cache, in order */
     size_t nbHist, capHist;
-    float* logits;
     int imEnd, eos;
     int open;                 /* the last assistant message has no <|im_end|> yet */
     size_t replyStart;        /* where in the cache the last reply starts */
@@ -254,8 +253,9 @@ static void flush_bytes(chat* c)
     fflush(stdout);
 }
 
-/* Feeds ids after the cache's tokens; the logits of the last one are ready. */
-static int feed(chat* c, const int* ids, size_t n)
+/* Feeds ids after the cache's tokens; with next, then draws the next token
+ * (on the GPU, the sampler's candidates are picked there). */
+static int feed(chat* c, const int* ids, size_t n, int* next)
 {
     size_t err;
     if (c->nbHist + n > c->info.contextLength) {
@@ -270,9 +270,11 @@ static int feed(chat* c, const int* ids, size_t n)
         c->hist = h;
         c->capHist = cap;
     }
-    err = glyd_llmForward(c->llm, ids, n, c->nbHist, c->logits, 0);
-    if (glyd_isError(err)) { cli_error("run: %s", glyd_getErrorName(err)); return 1; }
+    /* the penalty sees the tokens fed now as well */
     memcpy(c->hist + c->nbHist, ids, n * sizeof(int));
+    if (next) err = glyd_llmSample(c->llm, ids, n, c->nbHist, c->sampler, c->hist, c->nbHist + n, next);
+    else err = glyd_llmForward(c->llm, ids, n, c->nbHist, NULL, 0);
+    if (glyd_isError(err)) { cli_error("run: %s", glyd_getErrorName(err)); return 1; }
     c->nbHist += n;
     return 0;
 }
@@ -299,14 +301,14 @@ static char* cache_text(const chat* c, size_t from, size_t* size)
     return text;
 }
 
-/* Tokenizes and feeds text. */
-static int feed_text(chat* c, const char* text)
+/* Tokenizes and feeds text (not empty when next is asked for). */
+static int feed_text(chat* c, const char* text, int* next)
 {
     int* ids = NULL;
     size_t nb = 0, err = glyd_tokenizerEncode(c->tok, text, strlen(text), &ids, &nb);
     int r;
     if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); return 1; }
-    r = nb ? feed(c, ids, nb) : 0;
+    r = nb ? feed(c, ids, nb, next) : 0;
     free(ids);
     return r;
 }
@@ -338,22 +340,21 @@ static int turn(chat* c, const char* message)
         snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>system\n%s<|im_end|>\n", c->o->system);
     snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n",
              message);
-    if (feed_text(c, text)) { free(text); return 1; }
+    if (feed_text(c, text, c->o->noThink ? NULL : &next)) { free(text); return 1; }
     free(text);
     c->replyStart = c->nbHist;
     /* --no-think: the empty thinking the template puts before the answer */
-    if (c->o->noThink && feed_text(c, "<think>\n\n</think>\n\n")) return 1;
+    if (c->o->noThink && feed_text(c, "<think>\n\n</think>\n\n", &next)) return 1;
     c->open = 1;
     g_interrupted = 0;
-    next = glyd_samplerSample(c->sampler, c->logits, c->hist, c->nbHist);
     while (!g_interrupted && (c->o->generate < 0 || produced < c->o->generate)) {
         const unsigned char* b;
         size_t n;
+        int const fed = next;
         if (next == c->imEnd || next == c->eos) break;
         if (!glyd_isError(glyd_tokenizerBytes(c->tok, next, &b, &n))) put_bytes(c, b, n);
-        if (feed(c, &next, 1)) { flush_bytes(c); return 1; }
+        if (feed(c, &fed, 1, &next)) { flush_bytes(c); return 1; }
         produced++;
-        next = glyd_samplerSample(c->sampler, c->logits, c->hist, c->nbHist);
     }
     flush_bytes(c);
     printf("\n");
@@ -449,8 +450,7 @@ static int chat_main(const run_opts* o)
     }
     if (!o->seeded) sp.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
     c.sampler = glyd_samplerCreate(&sp, c.info.vocabSize);
-    c.logits = (float*)malloc(c.info.vocabSize * sizeof(float));
-    if (!c.sampler || !c.logits) { cli_error("out of memory"); goto done; }
+    if (!c.sampler) { cli_error("out of memory"); goto done; }
 
     /* Ctrl-C stops the reply, not the program */
     memset(&sa, 0, sizeof sa);
@@ -485,7 +485,6 @@ static int chat_main(const run_opts* o)
     }
     rc = 0;
 done:
-    free(c.logits);
     free(c.hist);
     glyd_samplerFree(c.sampler);
     glyd_llmClose(c.llm);

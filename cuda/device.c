@@ -28,6 +28,8 @@ int glyd_cudaLaunchAdd(float* x, const float* y, size_t n, void* stream);
 int glyd_cudaLaunchSwiglu(float* g, const float* u, size_t n, void* stream);
 int glyd_cudaLaunchWiden(const uint16_t* src, uint64_t n, float* out, void* stream);
 int glyd_cudaLaunchArgmax(const float* x, size_t n, int* token, void* stream);
+int glyd_cudaLaunchPenalize(float* x, const int* ids, size_t n, float penalty, void* stream);
+int glyd_cudaLaunchTopk(const float* x, size_t n, float temperature, unsigned k, float* keys, int* ids, void* stream);
 
 __attribute__((visibility("default"))) glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap);
 
@@ -151,6 +153,17 @@ static size_t cu_argmax(const glyd_gpuDevice* d, const float* x, size_t n, int* 
     return check(d, glyd_cudaLaunchArgmax(x, n, token, STATE(d)->stream), "argmax");
 }
 
+static size_t cu_penalize(const glyd_gpuDevice* d, float* x, const int* ids, size_t n, float penalty)
+{
+    return check(d, glyd_cudaLaunchPenalize(x, ids, n, penalty, STATE(d)->stream), "penalty");
+}
+
+static size_t cu_topk(const glyd_gpuDevice* d, const float* x, size_t n, float temperature, unsigned k, float* keys,
+                      int* ids)
+{
+    return check(d, glyd_cudaLaunchTopk(x, n, temperature, k, keys, ids, STATE(d)->stream), "top-k");
+}
+
 static const char* cu_last_error(const glyd_gpuDevice* d) { return STATE(d)->error; }
 
 static void cu_release(glyd_gpuDevice* d)
@@ -204,6 +217,8 @@ glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap)
     d->add = cu_add;
     d->swiglu = cu_swiglu;
     d->argmax = cu_argmax;
+    d->penalize = cu_penalize;
+    d->topk = cu_topk;
     d->lastError = cu_last_error;
     d->release = cu_release;
     return d;

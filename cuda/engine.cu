@@ -162,6 +162,72 @@ __global__ void argmax_kernel(const float* __restrict__ x, uint64_t n, int* __re
     if (threadIdx.x == 0) *token = (int)gk_argmax_final(x, n, partial);
 }
 
+__global__ void penalize_kernel(float* __restrict__ x, const int* __restrict__ ids, uint64_t n, float penalty)
+{
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        x[ids[i]] = gk_penalized(x[ids[i]], penalty);
+}
+
+/* One block: the phases of infer_kernels.h's sampling candidates. */
+__global__ void topk_kernel(const float* __restrict__ x, uint64_t n, float temperature, unsigned k,
+                            float* __restrict__ keys, int* __restrict__ ids)
+{
+    __shared__ uint32_t hist[256];
+    __shared__ uint32_t prefix, mask, need;
+    __shared__ uint64_t greater[GK_TOPK_THREADS], equal[GK_TOPK_THREADS];
+    unsigned const j = threadIdx.x;
+    uint64_t a, b;
+    gk_topk_run(n, j, &a, &b);
+    if (j == 0) { prefix = 0; mask = 0; need = k; }
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        if (j < 256) hist[j] = 0;
+        __syncthreads();
+        for (uint64_t i = a; i < b; i++) {
+            uint32_t const key = gk_topk_key(x, i, temperature);
+            if ((key & mask) == prefix) atomicAdd(&hist[(key >> shift) & 255], 1u);
+        }
+        __syncthreads();
+        if (j == 0) {
+            uint32_t nd = need;
+            prefix |= (uint32_t)gk_topk_digit(hist, &nd) << shift;
+            need = nd;
+            mask |= 255u << shift;
+        }
+        __syncthreads();
+    }
+    uint64_t g = 0, e = 0;
+    for (uint64_t i = a; i < b; i++) {
+        uint32_t const key = gk_topk_key(x, i, temperature);
+        g += key > prefix;
+        e += key == prefix;
+    }
+    greater[j] = g;
+    equal[j] = e;
+    __syncthreads();
+    if (j == 0) {
+        uint64_t sg = 0, se = 0;
+        for (unsigned t = 0; t < GK_TOPK_THREADS; t++) {
+            uint64_t const gt = greater[t], et = equal[t];
+            greater[t] = sg;
+            equal[t] = se;
+            sg += gt;
+            se += et;
+        }
+    }
+    __syncthreads();
+    uint64_t gi = greater[j], ei = (k - need) + equal[j];
+    for (uint64_t i = a; i < b; i++) {
+        uint32_t const key = gk_topk_key(x, i, temperature);
+        uint64_t const at = key > prefix ? gi++ : key == prefix ? ei++ : k;
+        if (at < k) {
+            keys[at] = x[i] / temperature;
+            ids[at] = (int)i;
+        }
+    }
+    __syncthreads();
+    if (j == 0) gk_topk_sort(keys, ids, k);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Launchers                                                                */
 /* ------------------------------------------------------------------------ */
@@ -219,5 +285,18 @@ extern "C" int glyd_cudaLaunchWiden(const uint16_t* src, uint64_t n, float* out,
 extern "C" int glyd_cudaLaunchArgmax(const float* x, size_t n, int* token, void* stream)
 {
     argmax_kernel<<<1, GK_ARGMAX_THREADS, 0, (cudaStream_t)stream>>>(x, n, token);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchPenalize(float* x, const int* ids, size_t n, float penalty, void* stream)
+{
+    penalize_kernel<<<elementwise_grid(n), ELEMENTWISE_THREADS, 0, (cudaStream_t)stream>>>(x, ids, n, penalty);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int glyd_cudaLaunchTopk(const float* x, size_t n, float temperature, unsigned k, float* keys, int* ids,
+                                   void* stream)
+{
+    topk_kernel<<<1, GK_TOPK_THREADS, 0, (cudaStream_t)stream>>>(x, n, temperature, k, keys, ids);
     return (int)cudaGetLastError();
 }

@@ -665,6 +665,14 @@ GLYD_API void glyd_samplerFree(glyd_sampler* s);
 /** The next token; logits (vocabSize floats) are changed in place. history:
  *  the tokens the repetition penalty applies to. */
 GLYD_API int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_t nbHistory);
+/** Runs tokens as glyd_llmForward does, then draws the next token with the
+ *  sampler, as glyd_samplerSample would from the last token's logits
+ *  (history: the tokens the repetition penalty applies to). On the GPU the
+ *  penalty, the temperature and the top-k selection run on the device when
+ *  the sampler is greedy or its top-k is at most 256: only the candidates
+ *  leave it. */
+GLYD_API size_t glyd_llmSample(glyd_llm* llm, const int* tokens, size_t n, size_t pos, glyd_sampler* sampler,
+                               const int* history, size_t nbHistory, int* next);
 
 #ifdef __cplusplus
 }

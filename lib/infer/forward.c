@@ -1111,7 +1111,7 @@ static size_t cpu_argmax(void* b, size_t T, int* token)
 
 static const glyd_backendOps kCpuOps = {
     "cpu", cpu_embed, cpu_norm, cpu_project, cpu_rotate_store, cpu_attend, cpu_residual, cpu_swiglu,
-    cpu_logits, cpu_argmax, NULL
+    cpu_logits, cpu_argmax, NULL, NULL
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1177,6 +1177,31 @@ static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t p
 size_t glyd_llmGreedy(glyd_llm* m, const int* tokens, size_t n, size_t pos, int* next)
 {
     return forward_checked(m, tokens, n, pos, NULL, 0, next);
+}
+
+size_t glyd_llmSample(glyd_llm* m, const int* tokens, size_t n, size_t pos, glyd_sampler* s, const int* history,
+                      size_t nbHistory, int* next)
+{
+    unsigned const k = glyd_samplerDeviceK(s, m->cfg.vocab);
+    if (m->ops->candidates && k) {
+        /* the backend picks the candidates; only they leave it */
+        float keys[GLYD_SAMPLER_DEVICE_K], penalty, temperature;
+        int ids[GLYD_SAMPLER_DEVICE_K];
+        size_t const T = (n - 1) % GLYD_BATCH + 1; /* the last batch's tokens */
+        FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, NULL, 0, NULL));
+        FORWARD_IF_ERROR(m->ops->norm(m->backend, GLYD_NORM_FINAL, 0, T - 1, T));
+        glyd_samplerRules(s, &penalty, &temperature);
+        FORWARD_IF_ERROR(m->ops->candidates(m->backend, T, history, nbHistory, penalty, temperature, k, keys, ids));
+        *next = glyd_samplerPick(s, keys, ids, k);
+        return 0;
+    }
+    if (!m->logits) {
+        m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
+        RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
+    }
+    FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, m->logits, 0, NULL));
+    *next = glyd_samplerSample(s, m->logits, history, nbHistory);
+    return 0;
 }
 
 size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)

@@ -57,6 +57,10 @@ typedef struct {
     float* logits;              /* (batch, vocab) */
     int* tokens;                /* (batch) */
     int* next;                  /* (1) */
+    int* history;               /* (historyCap): the distinct tokens the penalty applies to */
+    size_t historyCap;
+    float* candKeys;            /* (GLYD_SAMPLER_DEVICE_K): the sampler's candidates */
+    int* candIds;
     float* parts;               /* (8, units of the matrix with the most): sums of parts of long rows */
     float* att;                 /* (batch, nbHeads, attCap) */
     uint64_t attCap;
@@ -158,6 +162,8 @@ static size_t open_buffers(gpu_backend* g)
     FORWARD_IF_ERROR(alloc_floats(g, &g->parts, MAX_GEMV_BATCH * (size_t)mostUnits));
     FORWARD_IF_ERROR(dev_alloc(g, &g->tokens, B * sizeof(int)));
     FORWARD_IF_ERROR(dev_alloc(g, &g->next, sizeof(int)));
+    FORWARD_IF_ERROR(alloc_floats(g, &g->candKeys, GLYD_SAMPLER_DEVICE_K));
+    FORWARD_IF_ERROR(dev_alloc(g, &g->candIds, GLYD_SAMPLER_DEVICE_K * sizeof(int)));
     g->maxPages = (g->ctx + GK_PAGE - 1) / GK_PAGE;
     g->hostK = (void**)calloc((size_t)(c->nbLayers * g->maxPages), sizeof(void*));
     g->hostV = (void**)calloc((size_t)(c->nbLayers * g->maxPages), sizeof(void*));
@@ -188,7 +194,8 @@ static void gpu_close(void* b)
     d->free(d, g->finalNorm); d->free(d, g->invFreq);
     d->free(d, g->x); d->free(d, g->xn); d->free(d, g->xb2); d->free(d, g->q); d->free(d, g->ao);
     d->free(d, g->k); d->free(d, g->v); d->free(d, g->hb); d->free(d, g->hb2); d->free(d, g->logits);
-    d->free(d, g->tokens); d->free(d, g->next); d->free(d, g->parts); d->free(d, g->att);
+    d->free(d, g->tokens); d->free(d, g->next); d->free(d, g->history); d->free(d, g->candKeys);
+    d->free(d, g->candIds); d->free(d, g->parts); d->free(d, g->att);
     d->free(d, g->tileBf16); d->free(d, g->tileF32); d->free(d, g->kTable); d->free(d, g->vTable);
     for (i = 0; i < g->nbSlabs; i++) d->free(d, g->slabs[i]);
     free(g->slabs); free(g->hostK); free(g->hostV);
@@ -399,9 +406,57 @@ static size_t gpu_argmax(void* b, size_t T, int* token)
     return g->d->download(g->d, token, g->next, sizeof(int));
 }
 
+static int cmp_int(const void* a, const void* b)
+{
+    int const x = *(const int*)a, y = *(const int*)b;
+    return (x > y) - (x < y);
+}
+
+static size_t gpu_candidates(void* b, size_t T, const int* history, size_t nbHistory, float penalty,
+                             float temperature, unsigned k, float* keys, int* ids)
+{
+    gpu_backend* const g = (gpu_backend*)b;
+    glyd_gpuDevice* const d = g->d;
+    RETURN_ERROR_IF(k == 0 || k > GLYD_SAMPLER_DEVICE_K || k >= g->cfg.vocab, parameter_outOfBound, "k");
+    FORWARD_IF_ERROR(gpu_matmul(g, &g->head, g->xn + (T - 1) * g->cfg.dim, 1, g->logits));
+    if (penalty != 1.0f && nbHistory) {
+        /* each distinct token once, as the CPU sampler penalizes */
+        int* const uniq = (int*)malloc(nbHistory * sizeof(int));
+        size_t i, n = 0;
+        size_t r;
+        RETURN_ERROR_IF(!uniq, memory_allocation, "history");
+        for (i = 0; i < nbHistory; i++)
+            if (history[i] >= 0 && (unsigned)history[i] < g->cfg.vocab) uniq[n++] = history[i];
+        qsort(uniq, n, sizeof(int), cmp_int);
+        for (i = 0, r = 0; i < n; i++) if (i == 0 || uniq[i] != uniq[r - 1]) uniq[r++] = uniq[i];
+        n = r;
+        r = 0;
+        if (n > g->historyCap) {
+            d->free(d, g->history);
+            g->history = NULL;
+            g->historyCap = 0;
+            r = dev_alloc(g, &g->history, 2 * n * sizeof(int));
+            if (!glyd_isError(r)) g->historyCap = 2 * n;
+        }
+        if (!glyd_isError(r) && n) r = d->upload(d, g->history, uniq, n * sizeof(int));
+        free(uniq);
+        FORWARD_IF_ERROR(r);
+        if (n) FORWARD_IF_ERROR(d->penalize(d, g->logits, g->history, n, penalty));
+    }
+    if (!(temperature > 0)) {
+        /* greedy: the largest after the penalty */
+        FORWARD_IF_ERROR(d->argmax(d, g->logits, g->cfg.vocab, g->next));
+        keys[0] = 0;
+        return d->download(d, ids, g->next, sizeof(int));
+    }
+    FORWARD_IF_ERROR(d->topk(d, g->logits, g->cfg.vocab, temperature, k, g->candKeys, g->candIds));
+    FORWARD_IF_ERROR(d->download(d, keys, g->candKeys, k * sizeof(float)));
+    return d->download(d, ids, g->candIds, k * sizeof(int));
+}
+
 static const glyd_backendOps kGpuOps = {
     "gpu", gpu_embed, gpu_norm, gpu_project, gpu_rotate_store, gpu_attend, gpu_residual, gpu_swiglu,
-    gpu_logits, gpu_argmax, gpu_close
+    gpu_logits, gpu_argmax, gpu_candidates, gpu_close
 };
 
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,

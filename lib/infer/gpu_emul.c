@@ -213,6 +213,70 @@ static size_t emu_argmax(const glyd_gpuDevice* d, const float* x, size_t n, int*
     return 0;
 }
 
+static size_t emu_penalize(const glyd_gpuDevice* d, float* x, const int* ids, size_t n, float penalty)
+{
+    size_t i;
+    (void)d;
+    for (i = 0; i < n; i++) x[ids[i]] = gk_penalized(x[ids[i]], penalty);
+    return 0;
+}
+
+static size_t emu_topk(const glyd_gpuDevice* d, const float* x, size_t n, float temperature, unsigned k, float* keys,
+                       int* ids)
+{
+    static const unsigned kShifts[4] = { 24, 16, 8, 0 };
+    uint32_t hist[256], prefix = 0, mask = 0, need = k;
+    uint64_t greater[GK_TOPK_THREADS], equal[GK_TOPK_THREADS], g = 0, e = 0, a, b, i;
+    unsigned pass, j;
+    (void)d;
+    /* 1: the k-th largest key, a digit a pass */
+    for (pass = 0; pass < 4; pass++) {
+        memset(hist, 0, sizeof hist);
+        for (j = 0; j < GK_TOPK_THREADS; j++) {
+            gk_topk_run(n, j, &a, &b);
+            for (i = a; i < b; i++) {
+                uint32_t const key = gk_topk_key(x, i, temperature);
+                if ((key & mask) == prefix) hist[(key >> kShifts[pass]) & 255]++;
+            }
+        }
+        prefix |= (uint32_t)gk_topk_digit(hist, &need) << kShifts[pass];
+        mask |= 255u << kShifts[pass];
+    }
+    /* 2: each run's keys above it and equal to it; offsets in run order */
+    for (j = 0; j < GK_TOPK_THREADS; j++) {
+        greater[j] = equal[j] = 0;
+        gk_topk_run(n, j, &a, &b);
+        for (i = a; i < b; i++) {
+            uint32_t const key = gk_topk_key(x, i, temperature);
+            greater[j] += key > prefix;
+            equal[j] += key == prefix;
+        }
+    }
+    for (j = 0; j < GK_TOPK_THREADS; j++) {
+        uint64_t const gj = greater[j], ej = equal[j];
+        greater[j] = g;
+        equal[j] = e;
+        g += gj;
+        e += ej;
+    }
+    /* 3: the elements above, then as many equal ones as k leaves room for */
+    for (j = 0; j < GK_TOPK_THREADS; j++) {
+        uint64_t gi = greater[j], ei = (k - need) + equal[j];
+        gk_topk_run(n, j, &a, &b);
+        for (i = a; i < b; i++) {
+            uint32_t const key = gk_topk_key(x, i, temperature);
+            uint64_t const at = key > prefix ? gi++ : key == prefix ? ei++ : k;
+            if (at < k) {
+                keys[at] = x[i] / temperature;
+                ids[at] = (int)i;
+            }
+        }
+    }
+    /* 4 */
+    gk_topk_sort(keys, ids, k);
+    return 0;
+}
+
 static const char* emu_last_error(const glyd_gpuDevice* d)
 {
     (void)d;
@@ -241,6 +305,8 @@ glyd_gpuDevice* glyd_gpuEmulated(void)
     d->add = emu_add;
     d->swiglu = emu_swiglu;
     d->argmax = emu_argmax;
+    d->penalize = emu_penalize;
+    d->topk = emu_topk;
     d->lastError = emu_last_error;
     d->release = emu_release;
     return d;

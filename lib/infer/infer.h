@@ -150,6 +150,12 @@ typedef struct {
     /* the token of the largest logit of xn[T - 1] (the first of equals):
      * greedy decoding without the logits leaving the backend */
     size_t (*argmax)(void* b, size_t T, int* token);
+    /* the sampler's candidates from the logits of xn[T - 1], without the
+     * logits leaving the backend (glyd_samplerDeviceK's k of them, after
+     * the penalty on the distinct tokens of history): keys and ids into
+     * host memory. NULL where the backend has the logits at hand (CPU). */
+    size_t (*candidates)(void* b, size_t T, const int* history, size_t nbHistory, float penalty, float temperature,
+                         unsigned k, float* keys, int* ids);
     void (*close)(void* b);
 } glyd_backendOps;
 
@@ -211,6 +217,12 @@ struct glyd_gpuDevice_s {
     size_t (*swiglu)(const glyd_gpuDevice* d, float* g, const float* u, size_t n);
     /* *token (device) = the index of the largest of x[0..n), the first of equals */
     size_t (*argmax)(const glyd_gpuDevice* d, const float* x, size_t n, int* token);
+    /* x[ids[i]] under the repetition penalty, for n distinct ids (device) */
+    size_t (*penalize)(const glyd_gpuDevice* d, float* x, const int* ids, size_t n, float penalty);
+    /* the best k (at most GLYD_SAMPLER_DEVICE_K) of x[i] / temperature over
+     * [0, n): keys and ids (device), best first, ties to the lower id */
+    size_t (*topk)(const glyd_gpuDevice* d, const float* x, size_t n, float temperature, unsigned k, float* keys,
+                   int* ids);
     const char* (*lastError)(const glyd_gpuDevice* d);
     void (*release)(glyd_gpuDevice* d);
     void* state;
@@ -227,6 +239,26 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
  * paged and grows as positions are used. */
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
                            void** state, unsigned long long* deviceBytes, char* why, size_t whyCap);
+
+/* ------------------------------------------------------------------------ */
+/* The sampler's draw from candidates a backend picked (sampler.c)           */
+/* ------------------------------------------------------------------------ */
+
+/* A backend that picks the candidates itself (the GPU) gives the sampler
+ * only the best k: their logits after the repetition penalty, divided by
+ * the temperature, best first (ties: the lower id), which is all that a
+ * draw with top-k of at most k reads. */
+#define GLYD_SAMPLER_DEVICE_K 256
+
+/* The k a backend must give: 1 when greedy (the largest logit after the
+ * penalty), the sampler's top-k when it is at most GLYD_SAMPLER_DEVICE_K,
+ * else 0 (the draw needs every logit). */
+unsigned glyd_samplerDeviceK(const glyd_sampler* s, size_t vocab);
+/* The penalty (1: none) and the temperature the backend applies. */
+void glyd_samplerRules(const glyd_sampler* s, float* penalty, float* temperature);
+/* The draw from those k candidates: what glyd_samplerSample would draw
+ * from every logit, the generator's state moving alike. */
+int glyd_samplerPick(glyd_sampler* s, const float* logits, const int* ids, size_t k);
 
 /* ------------------------------------------------------------------------ */
 /* Tokenizer (tokenizer.c; the type is public: glyd_tokenizer)              */

@@ -294,6 +294,83 @@ GK_FN uint64_t gk_argmax_final(const float* x, uint64_t n, const uint64_t* parti
 }
 
 /* ------------------------------------------------------------------------ */
+/* Sampling's candidates: one block of GK_TOPK_THREADS                       */
+/* ------------------------------------------------------------------------ */
+/*
+ * The repetition penalty (a thread per distinct token of the history), then
+ * the best k of x[i] / temperature, best first, ties to the lower index, as
+ * the CPU sampler sorts them:
+ *   1. a radix select of the k-th largest key, 8 bits a pass from the top:
+ *      each thread counts its own run of elements into a shared histogram;
+ *      thread 0 finds the digit where the count from the top reaches k;
+ *   2. each thread counts its elements above that key and equal to it;
+ *      thread 0 turns the counts into offsets (thread order is index order);
+ *   3. each thread writes its elements above the key, and its equal ones
+ *      while fewer than k are taken, at those offsets;
+ *   4. thread 0 sorts the k (keys desc, then ids).
+ * Counts are integers: the result does not depend on the order of atomics.
+ */
+
+#define GK_TOPK_THREADS 1024
+
+GK_FN float gk_penalized(float x, float penalty) { return x > 0 ? x / penalty : x * penalty; }
+
+/* A float's order as an unsigned key (larger float, larger key); NaN lowest. */
+GK_FN uint32_t gk_order_key(float f)
+{
+    uint32_t const u = gk_float_bits(f);
+    if (!(f == f)) return 0;
+    return (u & 0x80000000u) ? ~u : u | 0x80000000u;
+}
+
+/* Thread j's run of [0, n). */
+GK_FN void gk_topk_run(uint64_t n, unsigned j, uint64_t* a, uint64_t* b)
+{
+    uint64_t const per = (n + GK_TOPK_THREADS - 1) / GK_TOPK_THREADS;
+    *a = per * j < n ? per * j : n;
+    *b = per * (j + 1) < n ? per * (j + 1) : n;
+}
+
+/* The key of element i: each thread counts the digit at the pass's shift of
+ * the keys of its run that match the digits found so far. */
+GK_FN uint32_t gk_topk_key(const float* x, uint64_t i, float temperature)
+{
+    return gk_order_key(x[i] / temperature);
+}
+
+/* 1, thread 0: the digit whose bin holds the *need-th key from the top;
+ * *need becomes its rank within the bin. */
+GK_FN unsigned gk_topk_digit(const uint32_t* hist, uint32_t* need)
+{
+    uint32_t above = 0;
+    unsigned d;
+    for (d = 256; d-- > 0;) {
+        if (above + hist[d] >= *need) break;
+        above += hist[d];
+    }
+    *need -= above;
+    return d;
+}
+
+/* 4, thread 0: keys desc, ids asc (an insertion sort: k is small). */
+GK_FN void gk_topk_sort(float* keys, int* ids, unsigned k)
+{
+    unsigned i;
+    for (i = 1; i < k; i++) {
+        float const kv = keys[i];
+        int const id = ids[i];
+        unsigned j = i;
+        while (j > 0 && (keys[j - 1] < kv || (keys[j - 1] == kv && ids[j - 1] > id))) {
+            keys[j] = keys[j - 1];
+            ids[j] = ids[j - 1];
+            j--;
+        }
+        keys[j] = kv;
+        ids[j] = id;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* Embedding rows: a warp per token                                          */
 /* ------------------------------------------------------------------------ */
 

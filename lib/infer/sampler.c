@@ -61,44 +61,15 @@ static int by_logit_desc(const void* a, const void* b)
     return x->id < y->id ? -1 : x->id > y->id; /* ties: the lower id first, as a stable sort would */
 }
 
-int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_t nbHistory)
+/* The draw from the first n candidates (their logits divided by the
+ * temperature; best first when sorted), m the largest: softmax, top-p,
+ * min-p. */
+static int pick(glyd_sampler* s, size_t n, float m)
 {
-    size_t const V = s->vocab;
-    size_t i, n, best = 0;
-    float const penalty = s->p.repetitionPenalty;
     double sum, cut, u, acc;
-    if (penalty > 0 && penalty != 1.0f) {
-        /* once per token however often it occurred (transformers gathers,
-         * then scatters the same values back): a mark per token, stamped
-         * with this call's number, keeps the pass linear in the history */
-        if (++s->call == 0) {
-            memset(s->penalized, 0, V * sizeof(uint32_t));
-            s->call = 1;
-        }
-        for (i = 0; i < nbHistory; i++) {
-            int const t = history[i];
-            if (t < 0 || (size_t)t >= V || s->penalized[t] == s->call) continue;
-            s->penalized[t] = s->call;
-            logits[t] = logits[t] > 0 ? logits[t] / penalty : logits[t] * penalty;
-        }
-    }
-    for (i = 1; i < V; i++) if (logits[i] > logits[best]) best = i;
-    if (!(s->p.temperature > 0)) return (int)best;
-
-    for (i = 0; i < V; i++) {
-        s->cand[i].logit = logits[i] / s->p.temperature;
-        s->cand[i].id = (uint32_t)i;
-    }
-    n = V;
-    if ((s->p.topK > 0 && (size_t)s->p.topK < n) || (s->p.topP > 0 && s->p.topP < 1) || s->p.minP > 0) {
-        /* best first: a sort is clearer than a selection, and costs well
-         * under a forward pass */
-        qsort(s->cand, V, sizeof(candidate), by_logit_desc);
-        if (s->p.topK > 0 && (size_t)s->p.topK < n) n = (size_t)s->p.topK;
-    }
+    size_t i;
     /* softmax over the candidates */
     {
-        float const m = logits[best] / s->p.temperature;
         sum = 0;
         for (i = 0; i < n; i++) { s->prob[i] = expf(s->cand[i].logit - m); sum += s->prob[i]; }
         for (i = 0; i < n; i++) s->prob[i] = (float)(s->prob[i] / sum);
@@ -129,4 +100,65 @@ int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_
         if (u < acc) break;
     }
     return (int)s->cand[i].id;
+}
+
+int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_t nbHistory)
+{
+    size_t const V = s->vocab;
+    size_t i, n, best = 0;
+    float const penalty = s->p.repetitionPenalty;
+    if (penalty > 0 && penalty != 1.0f) {
+        /* once per token however often it occurred (transformers gathers,
+         * then scatters the same values back): a mark per token, stamped
+         * with this call's number, keeps the pass linear in the history */
+        if (++s->call == 0) {
+            memset(s->penalized, 0, V * sizeof(uint32_t));
+            s->call = 1;
+        }
+        for (i = 0; i < nbHistory; i++) {
+            int const t = history[i];
+            if (t < 0 || (size_t)t >= V || s->penalized[t] == s->call) continue;
+            s->penalized[t] = s->call;
+            logits[t] = logits[t] > 0 ? logits[t] / penalty : logits[t] * penalty;
+        }
+    }
+    for (i = 1; i < V; i++) if (logits[i] > logits[best]) best = i;
+    if (!(s->p.temperature > 0)) return (int)best;
+
+    for (i = 0; i < V; i++) {
+        s->cand[i].logit = logits[i] / s->p.temperature;
+        s->cand[i].id = (uint32_t)i;
+    }
+    n = V;
+    if ((s->p.topK > 0 && (size_t)s->p.topK < n) || (s->p.topP > 0 && s->p.topP < 1) || s->p.minP > 0) {
+        /* best first: a sort is clearer than a selection, and costs well
+         * under a forward pass */
+        qsort(s->cand, V, sizeof(candidate), by_logit_desc);
+        if (s->p.topK > 0 && (size_t)s->p.topK < n) n = (size_t)s->p.topK;
+    }
+    return pick(s, n, logits[best] / s->p.temperature);
+}
+
+unsigned glyd_samplerDeviceK(const glyd_sampler* s, size_t vocab)
+{
+    if (!(s->p.temperature > 0)) return 1;
+    if (s->p.topK > 0 && (size_t)s->p.topK < vocab && s->p.topK <= GLYD_SAMPLER_DEVICE_K) return (unsigned)s->p.topK;
+    return 0;
+}
+
+void glyd_samplerRules(const glyd_sampler* s, float* penalty, float* temperature)
+{
+    *penalty = s->p.repetitionPenalty > 0 && s->p.repetitionPenalty != 1.0f ? s->p.repetitionPenalty : 1.0f;
+    *temperature = s->p.temperature;
+}
+
+int glyd_samplerPick(glyd_sampler* s, const float* logits, const int* ids, size_t k)
+{
+    size_t i;
+    if (!(s->p.temperature > 0) || k == 0) return k ? ids[0] : 0;
+    for (i = 0; i < k && i < s->vocab; i++) {
+        s->cand[i].logit = logits[i];
+        s->cand[i].id = (uint32_t)ids[i];
+    }
+    return pick(s, i, logits[0]);
 }

@@ -67,6 +67,14 @@ r = subprocess.run([glyd, "run", model, "-p", "Hello", "-n", "12", "--seed", "3"
 report(r.returncode == 0 and len(r.stdout) > 0 and b"weights" in r.stderr,
        "-p answers once and exits", "rc %d, stderr %r" % (r.returncode, r.stderr[-200:]))
 
+# the GPU backend (emulated): the sampler's candidates picked there, the
+# same reply (the logits differ from the CPU's by about 1e-5; with this
+# seed no draw falls between them)
+g = subprocess.run([glyd, "run", model, "--gpu=emulated", "-p", "Hello", "-n", "12", "--seed", "3", "-T1"],
+                   capture_output=True, timeout=120)
+report(g.returncode == 0 and g.stdout == r.stdout, "-p on the GPU backend (emulated) answers as on the CPU",
+       "rc %d, %r against %r" % (g.returncode, g.stdout[-100:], r.stdout[-100:]))
+
 pid, fd = pty.fork()
 if pid == 0:
     os.execv(glyd, [glyd, "run", model, "-T1", "--seed", "5", "-n", "900000", "--ctx", "50000"])

@@ -6,7 +6,7 @@
  *     logits, prompts (cuBLAS on decoded tiles) and one token at a time
  *     (the fused product); coded weights against plain ones bit for bit
  *     (--exact), both paths; the greedy continuation from BOS, picked on
- *     the device; the tiny Qwen2 and Qwen3 models (tests/data) against
+ *     the device; sampling with candidates picked on the device; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
  *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--emulated]
  *     compressed against plain bf16 weights, both on the GPU, in turns in
@@ -193,6 +193,41 @@ static int check(const char* fixtures)
                nbGreedy - 1);
         CHECK(ok, "greedy continuation differs at %zu", pos);
         glyd_llmClose(m);
+    }
+    /* sampling: candidates picked on the device, drawn on the host, against
+     * the sampler over the same backend's logits */
+    {
+        static const glyd_samplerParams kParams[2] = { { 0.7f, 20, 0.9f, 0.0f, 1.1f, 8 },
+                                                       { 1.0f, 256, 0.0f, 0.05f, 1.3f, 9 } };
+        int c, total = 0, agree = 0;
+        for (c = 0; c < 2; c++) {
+            glyd_llm* const a = open_on(dir, g_gpu, 0, 0);
+            glyd_llm* const b = open_on(dir, g_gpu, 0, 0);
+            glyd_sampler* const sa = glyd_samplerCreate(&kParams[c], 512);
+            glyd_sampler* const sb = glyd_samplerCreate(&kParams[c], 512);
+            int hist[128];
+            float logits[512];
+            size_t pos;
+            hist[0] = 1;
+            for (pos = 1; pos < 128; pos++) {
+                int ta = -1, tb;
+                if (glyd_isError(glyd_llmSample(a, &hist[pos - 1], 1, pos - 1, sa, hist, pos, &ta)) ||
+                    glyd_isError(glyd_llmForward(b, &hist[pos - 1], 1, pos - 1, logits, 0)))
+                    break;
+                tb = glyd_samplerSample(sb, logits, hist, pos);
+                total++;
+                if (ta != tb) break;
+                agree++;
+                hist[pos] = ta;
+            }
+            glyd_samplerFree(sa);
+            glyd_samplerFree(sb);
+            glyd_llmClose(a);
+            glyd_llmClose(b);
+        }
+        printf("Sampling with candidates picked on the GPU (top-k 20 and 256, penalties): %d of %d draws as the "
+               "sampler over the logits.\n", agree, total);
+        CHECK(total == 2 * 127 && agree == total, "sampling on the device differs");
     }
     printf("\n%s\n\n", g_failures ? "**Engine checks FAILED.**" : "Engine checks passed.");
     return g_failures ? 1 : 0;

@@ -909,3 +909,92 @@ TEST(chat_history_is_written_as_qwen3_template_writes_it)
     CHECK(glyd_chatAnswerStart("</think>\n\nA", 9) == 9); /* within size only */
     CHECK(glyd_chatAnswerStart("</thin", 6) == 0);
 }
+
+typedef struct { float key; int id; } scored;
+
+static int by_key_desc(const void* a, const void* b)
+{
+    const scored* const x = (const scored*)a;
+    const scored* const y = (const scored*)b;
+    if (x->key != y->key) return x->key > y->key ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+TEST(gpu_backend_emulated_top_k_is_the_sorted_best)
+{
+    /* the device's selection against a sort, on values with many ties,
+     * negatives and zeros, k from 1 to its most */
+    glyd_gpuDevice* const d = glyd_gpuEmulated();
+    static const size_t kSizes[] = { 300, 4097, 151936 };
+    static const unsigned kKs[] = { 1, 2, 20, 255, GLYD_SAMPLER_DEVICE_K };
+    uint64_t state = 12345;
+    size_t s;
+    CHECK(d != NULL);
+    for (s = 0; d && s < sizeof kSizes / sizeof kSizes[0]; s++) {
+        size_t const n = kSizes[s];
+        float* const x = (float*)malloc(n * sizeof(float));
+        scored* const all = (scored*)malloc(n * sizeof(scored));
+        float keys[GLYD_SAMPLER_DEVICE_K];
+        int ids[GLYD_SAMPLER_DEVICE_K];
+        size_t i, k;
+        if (!x || !all) { free(x); free(all); CHECK(0); break; }
+        for (i = 0; i < n; i++) {
+            state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+            /* few distinct values: ties everywhere */
+            x[i] = (float)((int)(state >> 58) - 20) * 0.5f;
+        }
+        for (k = 0; k < sizeof kKs / sizeof kKs[0]; k++) {
+            float const temperature = k % 2 ? 0.7f : 1.0f;
+            unsigned j;
+            int same = 1;
+            for (i = 0; i < n; i++) { all[i].key = x[i] / temperature; all[i].id = (int)i; }
+            qsort(all, n, sizeof(scored), by_key_desc);
+            CHECK_OK(d->topk(d, x, n, temperature, kKs[k], keys, ids));
+            for (j = 0; j < kKs[k]; j++) same &= keys[j] == all[j].key && ids[j] == all[j].id;
+            if (!same) fprintf(stderr, "# n %zu, k %u: differs\n", n, kKs[k]);
+            CHECK(same);
+        }
+        free(x);
+        free(all);
+    }
+    if (d) d->release(d);
+}
+
+TEST(gpu_backend_emulated_sampling_draws_what_the_cpu_sampler_draws)
+{
+    /* candidates picked by the device, drawn on the host: the same tokens
+     * as the sampler over every logit, with the same seed, token by token */
+    static const glyd_samplerParams kParams[] = {
+        { 0.0f, 0, 0.0f, 0.0f, 1.3f, 7 },     /* greedy, with a penalty */
+        { 0.7f, 20, 0.9f, 0.0f, 1.1f, 8 },    /* the chat's kind */
+        { 1.0f, 256, 0.0f, 0.05f, 1.0f, 9 },  /* the most candidates the device gives */
+        { 1.2f, 1, 0.0f, 0.0f, 1.0f, 10 },
+        { 0.8f, 0, 0.95f, 0.0f, 1.0f, 11 },   /* no top-k: every logit leaves the device */
+    };
+    size_t c;
+    for (c = 0; c < sizeof kParams / sizeof kParams[0]; c++) {
+        glyd_llm* const a = open_model_on(fixture(""), 0, 1, 1, GLYD_GPU_EMULATED);
+        glyd_llm* const b = open_model_on(fixture(""), 0, 1, 1, GLYD_GPU_EMULATED);
+        glyd_sampler* const sa = glyd_samplerCreate(&kParams[c], 512);
+        glyd_sampler* const sb = glyd_samplerCreate(&kParams[c], 512);
+        int hist[64], same = 1, distinct = 0;
+        float logits[512];
+        size_t i;
+        hist[0] = 1;
+        for (i = 1; a && b && sa && sb && i < 64 && same; i++) {
+            int ta = -1, tb;
+            CHECK_OK(glyd_llmSample(a, &hist[i - 1], 1, i - 1, sa, hist, i, &ta));
+            CHECK_OK(glyd_llmForward(b, &hist[i - 1], 1, i - 1, logits, 0));
+            tb = glyd_samplerSample(sb, logits, hist, i);
+            same = ta == tb;
+            if (!same) fprintf(stderr, "# sampler %zu, token %zu: %d against %d\n", c, i, ta, tb);
+            distinct += i > 1 && ta != hist[i - 1];
+            hist[i] = ta;
+        }
+        CHECK(same && distinct > 0);
+        glyd_samplerFree(sa);
+        glyd_samplerFree(sb);
+        glyd_llmClose(a);
+        glyd_llmClose(b);
+    }
+}
