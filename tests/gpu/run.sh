@@ -47,8 +47,16 @@ fi
 gpu_check=$bin/cuda/gpu_check
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 
-report=$(mktemp)
-trap 'rm -rf "$report" "$report.unit" "$synth"' EXIT
+# the report is written as it goes (under $OUT when set), so that a run
+# stopped from outside still leaves what it measured
+if [ -n "$out" ]; then
+    mkdir -p "$out"
+    report=$out/gpu_check.md
+    trap 'rm -rf "$report.unit" "$synth"' EXIT
+else
+    report=$(mktemp)
+    trap 'rm -rf "$report" "$report.unit" "$synth"' EXIT
+fi
 status=0
 # a step: its own time limit; a failure is recorded, the next step runs
 run() {
@@ -77,13 +85,9 @@ run() {
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
         echo "## The engine's checks under compute-sanitizer (memcheck)"
         echo
-        run 150 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
+        run 120 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
             "$bin/gpu_engine" check "$SHARED/fixtures" | tail -n 25
     fi
 } >"$report" 2>&1
 cat "$report"
-if [ -n "$out" ]; then
-    mkdir -p "$out"
-    cp "$report" "$out/gpu_check.md"
-fi
 exit "$status"
