@@ -97,21 +97,37 @@ __global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tenso
  * start where the block's count of the items before it says; each item
  * sums in its warp's butterfly, then each segment adds its chunks in order
  * into y (whole rows) or parts[v][unit] (parts of long rows). */
+/* HUFFMAN: the Huffman layout, each unit first decoded into shared memory
+ * a run a thread (runs: where each starts), then read in the same order:
+ * every layout gives the same sums. Otherwise fast or stored. */
+template <bool HUFFMAN>
 __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols,
                                  const float* __restrict__ x, unsigned batch, float* __restrict__ y,
-                                 float* __restrict__ parts)
+                                 float* __restrict__ parts, const uint16_t* __restrict__ table,
+                                 const uint16_t* __restrict__ runs)
 {
     __shared__ uint32_t before[GEMV_MAX_ITEMS + 1];
     __shared__ float sums[GEMV_MAX_ITEMS * GEMV_MAX_BATCH];
+    __shared__ uint16_t unit[HUFFMAN ? GK_HUF_UNIT_MAX : 1];
+    __shared__ uint16_t codes[HUFFMAN ? 1 << GK_HUF_MAX_BITS : 1];
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (HUFFMAN) {
+        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+        __syncthreads();
+    }
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
         gk_gemv_unit const g = gk_gemv_plan(&t, u, cols, GEMV_WARPS);
-        uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
+        uint64_t const nbEsc = HUFFMAN ? 0 : gk_escapes_before(blob, &t, u + 1);
+        if (HUFFMAN) {
+            for (uint64_t k = threadIdx.x; k < gk_huf_runs_per_unit(&t); k += blockDim.x)
+                gk_huf_unit_run(blob, &t, codes, runs, u, k, g.a, g.b, unit, g.a);
+            __syncthreads();
+        }
         for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
             uint64_t ia, ib;
             uint32_t n = 0;
             gk_gemv_item(&g, it, &ia, &ib);
-            for (uint64_t q = (ia >> 5) + lane; ia < ib && q <= (ib - 1) >> 5; q += 32)
+            for (uint64_t q = (ia >> 5) + lane; !HUFFMAN && ia < ib && q <= (ib - 1) >> 5; q += 32)
                 n += gk_popc(gk_escapes(blob, &t, q, ia, ib));
             for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
             if (lane == 0) before[it + 1] = n;
@@ -124,17 +140,18 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
         __syncthreads();
         for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
             uint64_t ia, ib;
-            uint64_t esc = gk_escapes_before(blob, &t, u) + before[it];
+            uint64_t esc = (HUFFMAN ? 0 : gk_escapes_before(blob, &t, u)) + before[it];
             float acc[GEMV_MAX_BATCH];
             gk_gemv_item(&g, it, &ia, &ib);
             uint64_t const col0 = (ia / cols) * cols;
             for (unsigned v = 0; v < GEMV_MAX_BATCH; v++) acc[v] = 0;
             for (uint64_t q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
-                float const w = __uint_as_float(gk_lane(blob, &t, q, lane, ia, ib, esc, nbEsc));
                 uint64_t const i = 32 * q + lane;
+                float const w = __uint_as_float(!HUFFMAN ? gk_lane(blob, &t, q, lane, ia, ib, esc, nbEsc)
+                                                : i >= ia && i < ib ? (uint32_t)unit[i - g.a] << 16 : 0u);
                 if (i >= ia && i < ib)
                     for (unsigned v = 0; v < batch; v++) acc[v] += w * x[v * cols + (i - col0)];
-                esc += gk_popc(gk_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
+                if (!HUFFMAN) esc += gk_popc(gk_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
             }
             for (unsigned v = 0; v < batch; v++) {
                 float r = acc[v];
@@ -221,11 +238,44 @@ extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* 
     return (int)cudaGetLastError();
 }
 
-extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols,
-                                   const float* x, unsigned batch, float* y, float* parts, void* stream)
+/* Units [u0, u1) of a Huffman blob, a thread per run, into out (from the
+ * first unit's first element). */
+__global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor t, const uint16_t* __restrict__ table,
+                                    const uint16_t* __restrict__ runs, uint64_t u0, uint64_t u1,
+                                    uint16_t* __restrict__ out)
+{
+    uint64_t const rpu = gk_huf_runs_per_unit(&t);
+    for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < (u1 - u0) * rpu;
+         r += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t const u = u0 + r / rpu;
+        uint64_t const a = u * t.unitSize, b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        gk_huf_unit_run(blob, &t, table, runs, u, r % rpu, a, b, out, u0 * t.unitSize);
+    }
+}
+
+extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                                         const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out,
+                                         void* stream)
+{
+    uint64_t const n = (u1 - u0) * gk_huf_runs_per_unit(t);
+    if (u1 <= u0) return 0;
+    huffman_runs_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, (cudaStream_t)stream>>>(blob, *t, table, runs,
+                                                                                               u0, u1, out);
+    return (int)cudaGetLastError();
+}
+
+/* table and runs: the Huffman layout's (NULL for the others). */
+extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                   unsigned batch, float* y, float* parts, void* stream)
 {
     cudaStream_t const s = (cudaStream_t)stream;
-    fast_gemv_kernel<<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y, parts);
+    if (t->layout == GK_LAYOUT_HUFFMAN)
+        fast_gemv_kernel<true><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
+                                                                               parts, table, runs);
+    else
+        fast_gemv_kernel<false><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
+                                                                                parts, NULL, NULL);
     if (t->unitSize < cols && cudaPeekAtLastError() == cudaSuccess)
         gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
                                                                          batch, y);
@@ -257,7 +307,8 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     /* units of whole rows (few enough to count), or even parts of one row */
     if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;
     if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
-    CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, rows, cols, x, batch, y, parts, stream), "gemv launch");
+    CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, NULL, NULL, rows, cols, x, batch, y, parts, stream),
+             "gemv launch");
     if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
     return 0;
 }

@@ -17,8 +17,11 @@
 
 int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out,
                                void* stream);
-int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
-                        unsigned batch, float* y, float* parts, void* stream);
+int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                        uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
+                        void* stream);
+int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                              uint64_t u0, uint64_t u1, uint16_t* out, void* stream);
 int glyd_cudaLaunchEmbed(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const int* tokens, size_t T,
                          float* x, void* stream);
 int glyd_cudaLaunchRmsnorm(const gk_rmsnorm* a, void* stream);
@@ -82,19 +85,30 @@ static size_t cu_download(const glyd_gpuDevice* d, void* dst, const void* src, s
     return check(d, e, "download");
 }
 
-static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols,
-                      const float* x, unsigned batch, float* y, float* parts)
+static size_t cu_copy(const glyd_gpuDevice* d, void* dst, const void* src, size_t size)
 {
-    return check(d, glyd_cudaLaunchGemv(blob, t, rows, cols, x, batch, y, parts, STATE(d)->stream), "product");
+    return check(d, cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, STATE(d)->stream), "copy");
 }
 
-static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
-                       uint16_t* bf16, float* out)
+static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                      const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
+                      float* parts)
+{
+    return check(d, glyd_cudaLaunchGemv(blob, t, table, runs, rows, cols, x, batch, y, parts, STATE(d)->stream),
+                 "product");
+}
+
+static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                       const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
     uint64_t const first = u0 * t->unitSize;
     uint64_t const n = (u1 * t->unitSize < t->nbElements ? u1 * t->unitSize : t->nbElements) - first;
     const uint16_t* src = (const uint16_t*)(const void*)blob + first;
-    if (t->layout != GK_LAYOUT_STORED) {
+    if (t->layout == GK_LAYOUT_HUFFMAN) {
+        FORWARD_IF_ERROR(check(d, glyd_cudaLaunchDecodeRuns(blob, t, table, runs, u0, u1, bf16, STATE(d)->stream),
+                               "decode"));
+        src = bf16;
+    } else if (t->layout != GK_LAYOUT_STORED) {
         FORWARD_IF_ERROR(check(d, glyd_cudaLaunchDecodeUnits(blob, t, u0, u1, bf16, STATE(d)->stream), "decode"));
         src = bf16;
     }
@@ -207,6 +221,7 @@ glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap)
     d->free = cu_free;
     d->upload = cu_upload;
     d->download = cu_download;
+    d->copy = cu_copy;
     d->gemv = cu_gemv;
     d->widen = cu_widen;
     d->gemm = cu_gemm;

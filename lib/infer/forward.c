@@ -655,10 +655,6 @@ static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
     glyd_gpuDevice* d;
     char why[256] = "";
     size_t r;
-    if (m->compact) {
-        say(p, "the GPU reads the fast layout or plain bf16: --compact runs on the CPU only");
-        RETURN_ERROR(model_unsupported, "compact on GPU");
-    }
     d = p->gpu == GLYD_GPU_EMULATED ? glyd_gpuEmulated() : glyd_gpuCuda(why, sizeof why);
     if (!d) {
         say(p, "no GPU: %s", why[0] ? why : "out of memory");

@@ -28,8 +28,10 @@
 #define TILE_ELEMENTS ((uint64_t)1 << 26)  /* a prompt product's decoded tile, at most */
 
 typedef struct {
-    uint8_t* blob;              /* device: the fast-layout blob, or the plain bf16 values */
+    uint8_t* blob;              /* device: the blob (fast or Huffman layout), or the plain bf16 values */
     gk_tensor t;                /* as the kernels read it */
+    uint16_t* table;            /* device, Huffman layout: the decoding table (2^maxBits entries) */
+    uint16_t* runs;             /* device, Huffman layout: where each run of GK_HUF_RUN elements starts */
     uint64_t rows, cols;
 } gpu_matrix;
 
@@ -101,6 +103,30 @@ static size_t upload_floats(gpu_backend* g, float** dst, const float* src, size_
     return upload(g, dst, src, n * sizeof(float));
 }
 
+/* The Huffman layout's decoding table and run index, which the products
+ * need beside the blob (they count in the weights' memory). */
+static size_t upload_huffman(gpu_backend* g, gpu_matrix* dst, const uint8_t* blob, const uint16_t* table, char* why,
+                             size_t whyCap)
+{
+    size_t const nbRuns = (size_t)gk_huf_index_size(&dst->t);
+    size_t const tableBytes = ((size_t)1 << dst->t.maxBits) * sizeof(uint16_t);
+    uint16_t* runs;
+    size_t r;
+    if (dst->t.unitSize > GK_HUF_UNIT_MAX) {
+        snprintf(why, whyCap, "Huffman units of %u elements (the GPU decodes at most %u at once)", dst->t.unitSize,
+                 GK_HUF_UNIT_MAX);
+        RETURN_ERROR(model_unsupported, "units");
+    }
+    runs = (uint16_t*)malloc(nbRuns * sizeof(uint16_t) + 1);
+    RETURN_ERROR_IF(!runs, memory_allocation, "run index");
+    r = glyd_tensorHuffmanRuns(blob, &dst->t, table, runs);
+    if (!glyd_isError(r)) r = upload(g, &dst->runs, runs, nbRuns * sizeof(uint16_t));
+    free(runs);
+    FORWARD_IF_ERROR(r);
+    g->weightBytes += nbRuns * sizeof(uint16_t) + tableBytes;
+    return upload(g, &dst->table, table, tableBytes);
+}
+
 /* A matrix as the kernels read it: a fast-layout blob as it is, or plain
  * bf16 as a "stored" blob cut into the units a coded copy would have. */
 static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* m, char* why, size_t whyCap)
@@ -120,14 +146,15 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
         size = (size_t)n * 2;
     } else {
         uint16_t table[1 << GK_HUF_MAX_BITS];
-        if (m->view.layout != GLYD_TLAYOUT_FAST) {
-            snprintf(why, whyCap, "the GPU reads weights in the fast layout or plain bf16 (layout %u)",
+        if (m->view.layout != GLYD_TLAYOUT_FAST && m->view.layout != GLYD_TLAYOUT_HUFFMAN) {
+            snprintf(why, whyCap, "the GPU reads weights in the fast or Huffman layouts or plain bf16 (layout %u)",
                      m->view.layout);
             RETURN_ERROR(model_unsupported, "layout");
         }
         FORWARD_IF_ERROR(glyd_tensorDescribe(&m->view, m->blob, &dst->t, table));
         src = m->blob;
         size = (size_t)m->view.blobSize;
+        if (dst->t.layout == GK_LAYOUT_HUFFMAN) FORWARD_IF_ERROR(upload_huffman(g, dst, m->blob, table, why, whyCap));
     }
     if (!gk_gemv_fits(&dst->t, m->cols)) {
         snprintf(why, whyCap, "a matrix of %llu columns in units of %u elements", (unsigned long long)m->cols,
@@ -174,6 +201,13 @@ static size_t open_buffers(gpu_backend* g)
     return 0;
 }
 
+static void free_matrix(glyd_gpuDevice* d, gpu_matrix* m)
+{
+    d->free(d, m->blob);
+    d->free(d, m->table);
+    d->free(d, m->runs);
+}
+
 static void gpu_close(void* b)
 {
     gpu_backend* const g = (gpu_backend*)b;
@@ -183,14 +217,14 @@ static void gpu_close(void* b)
     if (g->layers) {
         for (l = 0; l < g->cfg.nbLayers; l++) {
             gpu_layer* const L = &g->layers[l];
-            for (k = 0; k < 7; k++) d->free(d, L->w[k].blob);
+            for (k = 0; k < 7; k++) free_matrix(d, &L->w[k]);
             d->free(d, L->attnNorm); d->free(d, L->mlpNorm); d->free(d, L->bq); d->free(d, L->bk);
             d->free(d, L->bv); d->free(d, L->qNorm); d->free(d, L->kNorm);
         }
         free(g->layers);
     }
-    d->free(d, g->embed.blob);
-    if (g->head.blob != g->embed.blob) d->free(d, g->head.blob);
+    if (g->head.blob != g->embed.blob) free_matrix(d, &g->head);
+    free_matrix(d, &g->embed);
     d->free(d, g->finalNorm); d->free(d, g->invFreq);
     d->free(d, g->x); d->free(d, g->xn); d->free(d, g->xb2); d->free(d, g->q); d->free(d, g->ao);
     d->free(d, g->k); d->free(d, g->v); d->free(d, g->hb); d->free(d, g->hb2); d->free(d, g->logits);
@@ -230,7 +264,8 @@ static size_t gpu_matmul(gpu_backend* g, const gpu_matrix* w, const float* x, si
     glyd_gpuDevice* const d = g->d;
     uint64_t const unit = w->t.unitSize, cols = w->cols;
     uint64_t rowsPerTile, r0;
-    if (T <= MAX_GEMV_BATCH) return d->gemv(d, w->blob, &w->t, w->rows, cols, x, (unsigned)T, y, g->parts);
+    if (T <= MAX_GEMV_BATCH)
+        return d->gemv(d, w->blob, &w->t, w->table, w->runs, w->rows, cols, x, (unsigned)T, y, g->parts);
     /* tiles of whole units and whole rows */
     FORWARD_IF_ERROR(reserve_tiles(g, w->rows * cols));
     {
@@ -241,7 +276,7 @@ static size_t gpu_matmul(gpu_backend* g, const gpu_matrix* w, const float* x, si
     for (r0 = 0; r0 < w->rows; r0 += rowsPerTile) {
         uint64_t const r1 = GLYD_MIN(r0 + rowsPerTile, w->rows);
         uint64_t const u0 = r0 * cols / unit, u1 = (r1 * cols + unit - 1) / unit;
-        FORWARD_IF_ERROR(d->widen(d, w->blob, &w->t, u0, u1, g->tileBf16, g->tileF32));
+        FORWARD_IF_ERROR(d->widen(d, w->blob, &w->t, w->table, w->runs, u0, u1, g->tileBf16, g->tileF32));
         FORWARD_IF_ERROR(d->gemm(d, g->tileF32, r1 - r0, cols, x, T, y + r0, w->rows));
     }
     return 0;
@@ -298,8 +333,23 @@ static size_t reserve_scores(gpu_backend* g, uint64_t upto)
 static size_t gpu_embed(void* b, const int* tokens, size_t T)
 {
     gpu_backend* const g = (gpu_backend*)b;
-    FORWARD_IF_ERROR(g->d->upload(g->d, g->tokens, tokens, T * sizeof(int)));
-    return g->d->embed(g->d, g->embed.blob, &g->embed.t, g->embed.cols, g->tokens, T, g->x);
+    gpu_matrix const* const e = &g->embed;
+    size_t t;
+    if (e->t.layout != GK_LAYOUT_HUFFMAN) {
+        FORWARD_IF_ERROR(g->d->upload(g->d, g->tokens, tokens, T * sizeof(int)));
+        return g->d->embed(g->d, e->blob, &e->t, e->cols, g->tokens, T, g->x);
+    }
+    /* the Huffman layout: the units that hold each row, decoded run by run
+     * into the tile, and the row copied from there */
+    FORWARD_IF_ERROR(reserve_tiles(g, 2ULL * GLYD_MAX((uint64_t)e->t.unitSize, e->cols)));
+    for (t = 0; t < T; t++) {
+        uint64_t const a = (uint64_t)tokens[t] * e->cols, u0 = a / e->t.unitSize;
+        uint64_t const u1 = (a + e->cols + e->t.unitSize - 1) / e->t.unitSize;
+        FORWARD_IF_ERROR(g->d->widen(g->d, e->blob, &e->t, e->table, e->runs, u0, u1, g->tileBf16, g->tileF32));
+        FORWARD_IF_ERROR(g->d->copy(g->d, g->x + t * e->cols, g->tileF32 + (a - u0 * e->t.unitSize),
+                                    (size_t)e->cols * sizeof(float)));
+    }
+    return 0;
 }
 
 static size_t gpu_norm(void* b, glyd_normKind k, unsigned layer, size_t t0, size_t T)

@@ -196,16 +196,21 @@ struct glyd_gpuDevice_s {
     /* waits for the work queued before it */
     size_t (*download)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);
     /* y (batch, rows) = W x for a batch of 1 to 8 vectors x (batch, cols);
-     * parts: batch * nbUnits floats of room when units are parts of rows */
-    size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t rows, uint64_t cols,
-                   const float* x, unsigned batch, float* y, float* parts);
+     * parts: batch * nbUnits floats of room when units are parts of rows;
+     * table and runs: the Huffman layout's decoding table and run index
+     * (tensor.h, glyd_tensorHuffmanRuns), NULL for the others */
+    size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
+                   float* parts);
     /* units [u0, u1) widened to floats: out[i - u0 * unitSize] */
-    size_t (*widen)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
-                    uint16_t* bf16, float* out);
+    size_t (*widen)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                    const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out);
+    /* a copy within the device */
+    size_t (*copy)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);
     /* y (n, m; rows ldy apart) = x (n, k) w^T, w (m, k): fp32, through cuBLAS */
     size_t (*gemm)(const glyd_gpuDevice* d, const float* w, uint64_t m, uint64_t k, const float* x, uint64_t n,
                    float* y, uint64_t ldy);
-    /* x[t] = row tokens[t] of the matrix, as floats */
+    /* x[t] = row tokens[t] of the matrix (fast layout or stored), as floats */
     size_t (*embed)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, uint64_t cols,
                     const int* tokens, size_t T, float* x);
     size_t (*rmsnorm)(const glyd_gpuDevice* d, const gk_rmsnorm* a);
@@ -235,8 +240,9 @@ glyd_gpuDevice* glyd_gpuEmulated(void);
 glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
 
 /* The GPU backend over a device (which it then owns): the weights are
- * uploaded as they are held (fast layout or plain bf16), the cache is
- * paged and grows as positions are used. */
+ * uploaded as they are held (fast layout, plain bf16, or the Huffman layout
+ * with an index of its runs), the cache is paged and grows as positions
+ * are used. */
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
                            void** state, unsigned long long* deviceBytes, char* why, size_t whyCap);
 

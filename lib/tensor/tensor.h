@@ -151,6 +151,18 @@ void glyd_tensorEmulateDecodeUnits(const void* blob, const struct gk_tensor_s* t
 size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
                               const float* x, unsigned batch, float* y);
 
+/* The Huffman layout in products (tensor_kernels.h): where each run of
+ * GK_HUF_RUN elements of each unit but the first starts, gk_huf_index_size
+ * offsets in bits from the unit's start (an error when one is over 65535); and the kernels'
+ * emulation over it: y = W x, and units [u0, u1) decoded run by run into
+ * out (from the first unit's first element). */
+size_t glyd_tensorHuffmanRuns(const void* blob, const struct gk_tensor_s* t, const uint16_t* table, uint16_t* runs);
+size_t glyd_tensorEmulateGemvHuffman(const void* blob, const struct gk_tensor_s* t, const uint16_t* table,
+                                     const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                     unsigned batch, float* y);
+void glyd_tensorEmulateDecodeRuns(const void* blob, const struct gk_tensor_s* t, const uint16_t* table,
+                                  const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out);
+
 /* The widest instructions tensor decoders may use, for tests of every path
  * on one machine: GLYD_SIMD_NONE (portable code), GLYD_SIMD_AVX2, or
  * GLYD_SIMD_BEST (the default: whatever the CPU has). */

@@ -90,16 +90,53 @@ void glyd_tensorEmulateDecodeUnits(const void* blob, const gk_tensor* t, uint64_
                 2 * (GLYD_MIN(u1 * t->unitSize, t->nbElements) - u0 * t->unitSize));
 }
 
-size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
-                              unsigned batch, float* y)
+size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint16_t* table, uint16_t* runs)
 {
     const uint8_t* const blob = (const uint8_t*)blobv;
+    uint64_t const rpu = gk_huf_runs_per_unit(t);
+    uint64_t u;
+    RETURN_ERROR_IF(t->layout != GK_LAYOUT_HUFFMAN, parameter_outOfBound, "not the Huffman layout");
+    for (u = 0; u < t->nbUnits; u++) {
+        uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const start = 8 * gk_unit_start(blob, t, u);
+        uint64_t bit = start, i, k;
+        for (k = 0; k < rpu; k++) {
+            uint64_t const i0 = GLYD_MIN(a + k * GK_HUF_RUN, b), i1 = GLYD_MIN(i0 + GK_HUF_RUN, b);
+            /* 16 bits: a unit of at most 5957 elements always fits (11-bit
+             * codes); a longer one only when its codes are short enough */
+            RETURN_ERROR_IF(bit - start > 0xFFFF, parameter_outOfBound, "a unit's stream is over 65535 bits");
+            if (k) runs[u * (rpu - 1) + k - 1] = (uint16_t)(bit - start);
+            for (i = i0; i < i1; i++) {
+                unsigned const len = table[gk_peek(blob + t->streams, t->streamBytes, bit) >> (32 - t->maxBits)] >> 8;
+                bit += len ? len : 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A Huffman unit decoded whole, run by run, as a product's block does. */
+static void emulate_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                                 uint64_t u, uint16_t* out)
+{
+    uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
+    uint64_t k;
+    for (k = 0; k < gk_huf_runs_per_unit(t); k++) gk_huf_unit_run(blob, t, table, runs, u, k, a, b, out, a);
+}
+
+static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                           uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
+{
+    int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
+    uint16_t unit[GK_HUF_UNIT_MAX];
     float* parts = NULL;
     float* sums;
     uint64_t u, it, q, r;
     unsigned v, j;
-    RETURN_ERROR_IF(batch < 1 || batch > 8 || (t->layout != GK_LAYOUT_FAST && t->layout != GK_LAYOUT_STORED) || rows * cols != t->nbElements ||
-                    !gk_gemv_fits(t, cols), parameter_outOfBound, "product");
+    RETURN_ERROR_IF(batch < 1 || batch > 8 || rows * cols != t->nbElements || !gk_gemv_fits(t, cols),
+                    parameter_outOfBound, "product");
+    RETURN_ERROR_IF(huffman && (!table || !runs || t->unitSize > GK_HUF_UNIT_MAX), parameter_outOfBound,
+                    "Huffman product");
     sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);
     if (t->unitSize < cols) parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
     if (!sums || (t->unitSize < cols && !parts)) {
@@ -109,9 +146,10 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
     }
     for (u = 0; u < t->nbUnits; u++) {
         gk_gemv_unit const g = gk_gemv_plan(t, u, cols, EMU_WARPS);
-        uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1);
+        uint64_t const nbEsc = huffman ? 0 : gk_escapes_before(blob, t, u + 1);
         /* items in order: each one's escapes start after the previous ones' */
-        uint64_t esc = gk_escapes_before(blob, t, u);
+        uint64_t esc = huffman ? 0 : gk_escapes_before(blob, t, u);
+        if (huffman) emulate_huffman_unit(blob, t, table, runs, u, unit);
         for (it = 0; it < g.nbItems; it++) {
             uint64_t ia, ib, col0;
             float acc[32][8];
@@ -120,14 +158,15 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
             memset(acc, 0, sizeof acc);
             for (q = ia >> 5; ia < ib && q <= (ib - 1) >> 5; q++) {
                 for (j = 0; j < 32; j++) {
-                    uint32_t const bits = gk_lane(blob, t, q, j, ia, ib, esc, nbEsc);
                     uint64_t const i = 32 * q + j;
+                    uint32_t const bits = !huffman ? gk_lane(blob, t, q, j, ia, ib, esc, nbEsc)
+                                          : i >= ia && i < ib ? (uint32_t)unit[i - g.a] << 16 : 0;
                     float w;
                     memcpy(&w, &bits, 4);
                     if (i >= ia && i < ib)
                         for (v = 0; v < batch; v++) acc[j][v] = fmaf(w, x[v * cols + (i - col0)], acc[j][v]);
                 }
-                esc += gk_popc(gk_escapes(blob, t, q, ia, ib));
+                if (!huffman) esc += gk_popc(gk_escapes(blob, t, q, ia, ib));
             }
             for (v = 0; v < batch; v++) {
                 float lane[32];
@@ -159,4 +198,30 @@ size_t glyd_tensorEmulateGemv(const void* blobv, const gk_tensor* t, uint64_t ro
     free(parts);
     free(sums);
     return 0;
+}
+
+size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
+                              unsigned batch, float* y)
+{
+    RETURN_ERROR_IF(t->layout != GK_LAYOUT_FAST && t->layout != GK_LAYOUT_STORED, parameter_outOfBound, "layout");
+    return emulate_gemv((const uint8_t*)blob, t, NULL, NULL, rows, cols, x, batch, y);
+}
+
+size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                                     uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
+{
+    RETURN_ERROR_IF(t->layout != GK_LAYOUT_HUFFMAN, parameter_outOfBound, "layout");
+    return emulate_gemv((const uint8_t*)blob, t, table, runs, rows, cols, x, batch, y);
+}
+
+void glyd_tensorEmulateDecodeRuns(const void* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                                  uint64_t u0, uint64_t u1, uint16_t* out)
+{
+    uint64_t u;
+    for (u = u0; u < u1; u++) {
+        uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t k;
+        for (k = 0; k < gk_huf_runs_per_unit(t); k++)
+            gk_huf_unit_run((const uint8_t*)blob, t, table, runs, u, k, a, b, out, u0 * t->unitSize);
+    }
 }

@@ -248,32 +248,74 @@ GK_FN uint32_t gk_peek(const uint8_t* streams, uint64_t streamBytes, uint64_t bi
     return (uint32_t)(w >> (8 - (bit & 7)));
 }
 
-/* Unit u into out (indexed by element), through the one-symbol decoding
- * table (symbol | length << 8, indexed by the next maxBits bits). */
-GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t u,
-                           uint16_t* out)
+/* Elements [i0, i1) of a stream whose first symbol starts at bit `bit`,
+ * through the one-symbol decoding table (symbol | length << 8, indexed by
+ * the next maxBits bits): those in [lo, hi) into out[i - origin]. Returns
+ * the bit after the last symbol. */
+GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t bit,
+                              uint64_t i0, uint64_t i1, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
 {
     const uint8_t* const streams = blob + t->streams;
-    uint64_t const a = u * t->unitSize;
-    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
-    uint64_t bit = 8 * gk_unit_start(blob, t, u);
     uint64_t i;
-    for (i = a; i < b; i++) {
+    for (i = i0; i < i1; i++) {
         uint32_t const d = table[gk_peek(streams, t->streamBytes, bit) >> (32 - t->maxBits)];
         unsigned const s = d & 0xFF;
         unsigned len = d >> 8;
         bit += len ? len : 1; /* a hole in a corrupt table still moves on */
+        if (i < lo || i >= hi) continue;
         if (t->split == GK_SPLIT_JOINT) {
             /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
             uint64_t const fb = 7 * i;
             unsigned const f = (gk_read16(blob + t->planes + (fb >> 3)) >> (fb & 7)) & 0x7F;
             unsigned const e = (t->symBase + (s >> 1)) & 0xFF;
-            out[i] = (uint16_t)((f >> 6) << 15 | e << 7 | (s & 1) << 6 | (f & 0x3F));
+            out[i - origin] = (uint16_t)((f >> 6) << 15 | e << 7 | (s & 1) << 6 | (f & 0x3F));
         } else {
             unsigned const r = blob[t->planes + i];
-            out[i] = (uint16_t)((r & 0x80) << 8 | s << 7 | (r & 0x7F));
+            out[i - origin] = (uint16_t)((r & 0x80) << 8 | s << 7 | (r & 0x7F));
         }
     }
+    return bit;
+}
+
+/* Unit u into out (indexed by element). */
+GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t u,
+                           uint16_t* out)
+{
+    uint64_t const a = u * t->unitSize;
+    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    gk_huffman_run(blob, t, table, 8 * gk_unit_start(blob, t, u), a, b, a, b, out, 0);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The Huffman layout in products: runs that threads decode side by side    */
+/* ------------------------------------------------------------------------ */
+/*
+ * For products, a unit is decoded into shared memory by many threads at
+ * once: each takes a run of GK_HUF_RUN elements, which starts at the bit
+ * that an index built at upload gives (glyd_tensorHuffmanRuns: a u16 per
+ * run but a unit's first, bits from the unit's start; at most 16 bits per
+ * GK_HUF_RUN elements, 1/16 bit a weight). The product then reads the unit from shared memory in the
+ * fast layout's order: every layout sums alike.
+ */
+#define GK_HUF_RUN      256
+#define GK_HUF_UNIT_MAX 8192   /* elements of a unit the products decode whole */
+
+GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + GK_HUF_RUN - 1) / GK_HUF_RUN; }
+
+/* Entries of the run index: every run of every unit but the first, which
+ * starts with the unit. */
+GK_FN uint64_t gk_huf_index_size(const gk_tensor* t) { return t->nbUnits * (gk_huf_runs_per_unit(t) - 1); }
+
+/* Run k of unit u (elements [u * unitSize + k * GK_HUF_RUN, ...)) into
+ * out[i - u * unitSize]; those in [lo, hi) only. */
+GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                           uint64_t u, uint64_t k, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
+{
+    uint64_t const a = u * t->unitSize;
+    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    uint64_t const i0 = a + k * GK_HUF_RUN, i1 = i0 + GK_HUF_RUN < b ? i0 + GK_HUF_RUN : b;
+    uint64_t const bit = 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
+    if (i0 < b) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
 }
 
 #endif /* GLYD_TENSOR_KERNELS_H */

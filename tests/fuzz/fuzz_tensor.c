@@ -55,6 +55,19 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 static float x[1 << 16], y[1 << 19];
                 (void)glyd_tensorEmulateGemv(data, &t, v.nbElements / v.rowLength, v.rowLength, x, 1, y);
             }
+            if (t.layout == GK_LAYOUT_HUFFMAN && t.unitSize <= GK_HUF_UNIT_MAX) {
+                /* the products' run index, and the runs decoded from it */
+                uint16_t* const runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
+                if (runs && !glyd_isError(glyd_tensorHuffmanRuns(data, &t, table, runs))) {
+                    glyd_tensorEmulateDecodeRuns(data, &t, table, runs, 0, t.nbUnits, elems);
+                    if (v.rowLength && v.nbElements % v.rowLength == 0 && v.rowLength <= (1u << 16)) {
+                        static float x[1 << 16], y[1 << 19];
+                        (void)glyd_tensorEmulateGemvHuffman(data, &t, table, runs, v.nbElements / v.rowLength,
+                                                            v.rowLength, x, 1, y);
+                    }
+                }
+                free(runs);
+            }
         }
     }
     if (!glyd_isError(glyd_stParse(&st, data, size, &why))) glyd_stFree(&st);

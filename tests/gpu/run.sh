@@ -11,8 +11,9 @@
 #                         engine and the references, coded == plain bit for
 #                         bit (--exact), greedy decoding on the device;
 #   build/gpu_engine bench  tokens/s of a synthetic 8B-shaped model (Llama
-#                         3 8B's shapes, 32 layers), compressed against plain
-#                         bf16 weights, both on the GPU;
+#                         3 8B's shapes, 32 layers), compressed (fast layout,
+#                         and the entropy layout) against plain bf16 weights,
+#                         all on the GPU;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out).
 # The report goes to $OUT/gpu_check.md when OUT is set, and to standard
@@ -79,7 +80,7 @@ run() {
     layers=()
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
     run 120 "$bin/synth_model" --shape 8b "${layers[@]}" -o "$synth" >/dev/null
-    run 180 "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
+    run 240 "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then

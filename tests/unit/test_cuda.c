@@ -120,7 +120,54 @@ TEST(gpu_kernels_stay_inside_hostile_blobs)
     }
 }
 
-/* y = W x by the emulated product kernel against sums in double. */
+/* The same product read from plain bf16 (the stored layout) and from the
+ * Huffman layout, decoded run by run as its kernel does: the same bits as
+ * from the fast layout (fast: its description; y: its result). */
+static int same_sums_in_every_layout(const uint16_t* w, uint64_t rows, uint64_t cols, const gk_tensor* fast,
+                                     const float* x, unsigned batch, const float* y)
+{
+    size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    float* const y2 = (float*)malloc(sizeof(float) * batch * rows);
+    uint16_t* const back = (uint16_t*)malloc(n * 2);
+    uint16_t table[1 << 11];
+    uint16_t* runs = NULL;
+    glyd_tensorView v;
+    gk_tensor t;
+    size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, (size_t)cols, glyd_tensor_entropy, 1);
+    int ok = blob && y2 && back && !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c &&
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table)) && t.layout == GK_LAYOUT_HUFFMAN &&
+             t.unitSize == fast->unitSize;
+    if (ok) {
+        runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
+        ok = runs && !glyd_isError(glyd_tensorHuffmanRuns(blob, &t, table, runs));
+    }
+    if (ok) {
+        /* decoded run by run: the elements */
+        glyd_tensorEmulateDecodeRuns(blob, &t, table, runs, 0, t.nbUnits, back);
+        ok = memcmp(back, w, n * 2) == 0;
+    }
+    if (ok) ok = !glyd_isError(glyd_tensorEmulateGemvHuffman(blob, &t, table, runs, rows, cols, x, batch, y2)) &&
+                 memcmp(y, y2, sizeof(float) * batch * rows) == 0;
+    if (ok) {
+        gk_tensor stored;
+        memset(&stored, 0, sizeof stored);
+        stored.layout = GK_LAYOUT_STORED;
+        stored.nbElements = n;
+        stored.unitSize = fast->unitSize;
+        stored.nbUnits = fast->nbUnits;
+        ok = !glyd_isError(glyd_tensorEmulateGemv(w, &stored, rows, cols, x, batch, y2)) &&
+             memcmp(y, y2, sizeof(float) * batch * rows) == 0;
+    }
+    free(blob);
+    free(y2);
+    free(back);
+    free(runs);
+    return ok;
+}
+
+/* y = W x by the emulated product kernel against sums in double, and the
+ * same bits from every layout. */
 static int gemv_close(const uint16_t* w, uint64_t rows, uint64_t cols, unsigned batch)
 {
     size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
@@ -137,6 +184,7 @@ static int gemv_close(const uint16_t* w, uint64_t rows, uint64_t cols, unsigned 
     int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c && !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table));
     for (i = 0; i < batch * cols; i++) x[i] = (float)((double)(rng_next(&r) % 2001) / 1000.0 - 1.0);
     if (ok) ok = !glyd_isError(glyd_tensorEmulateGemv(blob, &t, rows, cols, x, batch, y));
+    if (ok) ok = same_sums_in_every_layout(w, rows, cols, &t, x, batch, y);
     for (b = 0; ok && b < batch; b++)
         for (i = 0; i < rows; i++) {
             double exact = 0, mag = 0;
