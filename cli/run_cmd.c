@@ -586,9 +586,12 @@ int cli_run(int argc, char** argv)
         for (g = 0; g < o.generate; g++) {
             printf(g ? " %d" : "%d", next);
             if (g + 1 == o.generate) break;
-            err = glyd_llmForward(llm, &next, 1, (size_t)(nbIds + g), logits, 0);
+            {
+                /* picked where the logits are: on a GPU, only the token comes back */
+                int const fed = next;
+                err = glyd_llmGreedy(llm, &fed, 1, (size_t)(nbIds + g), &next);
+            }
             if (glyd_isError(err)) { printf("\n"); cli_error("run: %s", glyd_getErrorName(err)); goto done; }
-            next = argmax(logits, info.vocabSize);
         }
         printf("\n");
     }

@@ -561,6 +561,17 @@ done:
     return r;
 }
 
+/* The rotary frequencies, which every backend uses. */
+static size_t rope_init(glyd_llm* m)
+{
+    m->invFreq = (float*)calloc(m->cfg.headDim / 2 + 1, sizeof(float));
+    RETURN_ERROR_IF(!m->invFreq, memory_allocation, "rotary frequencies");
+    glyd_ropeFrequencies(&m->cfg, m->invFreq, &m->ropeScale);
+    return 0;
+}
+
+/* The CPU backend's buffers: its cache, activations, and each thread's room
+ * for decoded units. */
 static size_t alloc_state(glyd_llm* m)
 {
     glyd_llmConfig const* const c = &m->cfg;
@@ -580,14 +591,12 @@ static size_t alloc_state(glyd_llm* m)
     m->att = (float*)calloc((size_t)c->nbHeads * (size_t)m->ctx, sizeof(float));
     m->hb = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->hb2 = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
-    m->invFreq = (float*)calloc(c->headDim / 2, sizeof(float));
     m->ropeCos = (float*)calloc(c->headDim / 2 + 1, sizeof(float));
     m->ropeSin = (float*)calloc(c->headDim / 2 + 1, sizeof(float));
     m->scratch = (glyd_decodeScratch*)calloc(m->nbThreads, sizeof(glyd_decodeScratch));
     RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xn || !m->xb2 || !m->ao || !m->q || !m->k || !m->v ||
-                    !m->att || !m->hb || !m->hb2 || !m->invFreq || !m->ropeCos || !m->ropeSin || !m->scratch,
+                    !m->att || !m->hb || !m->hb2 || !m->ropeCos || !m->ropeSin || !m->scratch,
                     memory_allocation, "model state");
-    glyd_ropeFrequencies(c, m->invFreq, &m->ropeScale);
     for (t = 0; t < m->nbThreads; t++) {
         FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->embed));
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
@@ -631,11 +640,11 @@ static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
 }
 
 /* Once the GPU holds the weights, the host's copies (coded blobs, decoding
- * tables, the products' scratch) go: the CPU backend is not used again.
+ * tables) go: the CPU backend is not used again.
  * Mapped bf16 (plain weights) is the page cache's, not the process's. */
 static void drop_host_weights(glyd_llm* m)
 {
-    unsigned l, t;
+    unsigned l;
     for (l = 0; l < m->cfg.nbLayers; l++) {
         glyd_layer* const L = &m->layers[l];
         glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
@@ -643,12 +652,10 @@ static void drop_host_weights(glyd_llm* m)
     }
     glyd_matrixFree(&m->embed);
     glyd_matrixFree(&m->head);
-    for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
 }
 
-/* The forward pass moved to a GPU (or its emulation): the weights as they
- * are held here are uploaded; the CPU's buffers stay for nothing but are
- * small (the CPU cache is allocated, never touched). */
+/* The forward pass on a GPU (or its emulation): the weights as they are
+ * held here are uploaded; the CPU backend's buffers are never made. */
 static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
 {
     glyd_llmWeights w;
@@ -742,11 +749,12 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         m->maps = NULL;
         m->nbSt = m->nbMaps = 0;
     }
-    if (!glyd_isError(r)) r = alloc_state(m);
     m->ops = &kCpuOps;
     m->backend = m;
     m->backendName = "cpu";
-    if (!glyd_isError(r) && p && p->gpu) r = open_gpu(m, p);
+    if (!glyd_isError(r)) r = rope_init(m);
+    /* the CPU's buffers only where the CPU runs the model */
+    if (!glyd_isError(r)) r = p && p->gpu ? open_gpu(m, p) : alloc_state(m);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
@@ -1091,23 +1099,9 @@ static size_t cpu_logits(void* b, size_t t0, size_t T, float* out)
     return matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out);
 }
 
-static size_t cpu_argmax(void* b, size_t T, int* token)
-{
-    glyd_llm* const m = (glyd_llm*)b;
-    size_t i, best = 0;
-    if (!m->logits) {
-        m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
-        RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
-    }
-    FORWARD_IF_ERROR(cpu_logits(b, T - 1, T, m->logits));
-    for (i = 1; i < m->cfg.vocab; i++) if (m->logits[i] > m->logits[best]) best = i;
-    *token = (int)best;
-    return 0;
-}
-
 static const glyd_backendOps kCpuOps = {
     "cpu", cpu_embed, cpu_norm, cpu_project, cpu_rotate_store, cpu_attend, cpu_residual, cpu_swiglu,
-    cpu_logits, cpu_argmax, NULL, NULL
+    cpu_logits, NULL, NULL
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1117,9 +1111,8 @@ static const glyd_backendOps kCpuOps = {
 /* Tokens [0, T) at positions pos..pos+T-1 through every layer together:
  * each token's numbers are those it would get alone (on the CPU). The
  * logits: every token's (allLogits), the last one's, or none (logits
- * NULL); or, with next, only the greedy choice after the last token. */
-static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos, float* logits, int allLogits,
-                            int* next)
+ * NULL). */
+static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos, float* logits, int allLogits)
 {
     glyd_backendOps const* const o = m->ops;
     void* const b = m->backend;
@@ -1141,10 +1134,6 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
         FORWARD_IF_ERROR(o->swiglu(b, T));
         FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_DOWN, T));
     }
-    if (next) {
-        FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_FINAL, 0, T - 1, T));
-        return o->argmax(b, T, next);
-    }
     if (!logits) return 0; /* prompt tokens whose logits nobody reads */
     {
         size_t const first = allLogits ? 0 : T - 1;
@@ -1153,8 +1142,7 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
     }
 }
 
-static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits,
-                              int* next)
+static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
 {
     size_t i;
     RETURN_ERROR_IF(n == 0, parameter_outOfBound, "no tokens");
@@ -1163,16 +1151,44 @@ static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t p
         RETURN_ERROR_IF(tokens[i] < 0 || (unsigned)tokens[i] >= m->cfg.vocab, parameter_outOfBound, "token id");
     for (i = 0; i < n; i += GLYD_BATCH) {
         size_t const T = GLYD_MIN((size_t)GLYD_BATCH, n - i);
-        int const last = i + T == n;
-        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : last ? logits : NULL;
-        FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits, last ? next : NULL));
+        float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + T == n ? logits : NULL;
+        FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits));
     }
     return 0;
 }
 
+/* The last token's logits, on the host (for a backend that picks no
+ * candidates itself). */
+static size_t host_logits(glyd_llm* m, const int* tokens, size_t n, size_t pos)
+{
+    if (!m->logits) {
+        m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
+        RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
+    }
+    return forward_checked(m, tokens, n, pos, m->logits, 0);
+}
+
+/* The tokens through, then the backend's k candidates for the next one:
+ * what a draw needs, without the logits leaving the backend. */
+static size_t backend_candidates(glyd_llm* m, const int* tokens, size_t n, size_t pos, const int* history,
+                                 size_t nbHistory, float penalty, float temperature, unsigned k, float* keys,
+                                 int* ids)
+{
+    size_t const T = (n - 1) % GLYD_BATCH + 1; /* the last batch's tokens */
+    FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, NULL, 0));
+    FORWARD_IF_ERROR(m->ops->norm(m->backend, GLYD_NORM_FINAL, 0, T - 1, T));
+    return m->ops->candidates(m->backend, T, history, nbHistory, penalty, temperature, k, keys, ids);
+}
+
 size_t glyd_llmGreedy(glyd_llm* m, const int* tokens, size_t n, size_t pos, int* next)
 {
-    return forward_checked(m, tokens, n, pos, NULL, 0, next);
+    size_t i, best = 0;
+    float key;
+    if (m->ops->candidates) return backend_candidates(m, tokens, n, pos, NULL, 0, 1.0f, 0.0f, 1, &key, next);
+    FORWARD_IF_ERROR(host_logits(m, tokens, n, pos));
+    for (i = 1; i < m->cfg.vocab; i++) if (m->logits[i] > m->logits[best]) best = i;
+    *next = (int)best;
+    return 0;
 }
 
 size_t glyd_llmSample(glyd_llm* m, const int* tokens, size_t n, size_t pos, glyd_sampler* s, const int* history,
@@ -1180,27 +1196,20 @@ size_t glyd_llmSample(glyd_llm* m, const int* tokens, size_t n, size_t pos, glyd
 {
     unsigned const k = glyd_samplerDeviceK(s, m->cfg.vocab);
     if (m->ops->candidates && k) {
-        /* the backend picks the candidates; only they leave it */
         float keys[GLYD_SAMPLER_DEVICE_K], penalty, temperature;
         int ids[GLYD_SAMPLER_DEVICE_K];
-        size_t const T = (n - 1) % GLYD_BATCH + 1; /* the last batch's tokens */
-        FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, NULL, 0, NULL));
-        FORWARD_IF_ERROR(m->ops->norm(m->backend, GLYD_NORM_FINAL, 0, T - 1, T));
         glyd_samplerRules(s, &penalty, &temperature);
-        FORWARD_IF_ERROR(m->ops->candidates(m->backend, T, history, nbHistory, penalty, temperature, k, keys, ids));
+        FORWARD_IF_ERROR(backend_candidates(m, tokens, n, pos, history, nbHistory, penalty, temperature, k, keys,
+                                            ids));
         *next = glyd_samplerPick(s, keys, ids, k);
         return 0;
     }
-    if (!m->logits) {
-        m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
-        RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
-    }
-    FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, m->logits, 0, NULL));
+    FORWARD_IF_ERROR(host_logits(m, tokens, n, pos));
     *next = glyd_samplerSample(s, m->logits, history, nbHistory);
     return 0;
 }
 
 size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
 {
-    return forward_checked(m, tokens, n, pos, logits, allLogits, NULL);
+    return forward_checked(m, tokens, n, pos, logits, allLogits);
 }

@@ -147,13 +147,11 @@ typedef struct {
     size_t (*swiglu)(void* b, size_t T);
     /* logits (host memory, (T - t0) x vocab) = head xn[t] for t in [t0, T) */
     size_t (*logits)(void* b, size_t t0, size_t T, float* out);
-    /* the token of the largest logit of xn[T - 1] (the first of equals):
-     * greedy decoding without the logits leaving the backend */
-    size_t (*argmax)(void* b, size_t T, int* token);
     /* the sampler's candidates from the logits of xn[T - 1], without the
      * logits leaving the backend (glyd_samplerDeviceK's k of them, after
-     * the penalty on the distinct tokens of history): keys and ids into
-     * host memory. NULL where the backend has the logits at hand (CPU). */
+     * the penalty on the distinct tokens of history; temperature 0: the
+     * largest, the first of equals): keys and ids into host memory. NULL
+     * where the backend has the logits at hand (CPU). */
     size_t (*candidates)(void* b, size_t T, const int* history, size_t nbHistory, float penalty, float temperature,
                          unsigned k, float* keys, int* ids);
     void (*close)(void* b);
