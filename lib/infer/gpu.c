@@ -448,14 +448,6 @@ static size_t gpu_logits(void* b, size_t t0, size_t T, float* out)
     return g->d->download(g->d, out, g->logits, n * sizeof(float));
 }
 
-static size_t gpu_argmax(void* b, size_t T, int* token)
-{
-    gpu_backend* const g = (gpu_backend*)b;
-    FORWARD_IF_ERROR(gpu_matmul(g, &g->head, g->xn + (T - 1) * g->cfg.dim, 1, g->logits));
-    FORWARD_IF_ERROR(g->d->argmax(g->d, g->logits, g->cfg.vocab, g->next));
-    return g->d->download(g->d, token, g->next, sizeof(int));
-}
-
 static int cmp_int(const void* a, const void* b)
 {
     int const x = *(const int*)a, y = *(const int*)b;
@@ -472,15 +464,12 @@ static size_t gpu_candidates(void* b, size_t T, const int* history, size_t nbHis
     if (penalty != 1.0f && nbHistory) {
         /* each distinct token once, as the CPU sampler penalizes */
         int* const uniq = (int*)malloc(nbHistory * sizeof(int));
-        size_t i, n = 0;
-        size_t r;
+        size_t i, nbIds = 0, n = 0, r = 0;
         RETURN_ERROR_IF(!uniq, memory_allocation, "history");
         for (i = 0; i < nbHistory; i++)
-            if (history[i] >= 0 && (unsigned)history[i] < g->cfg.vocab) uniq[n++] = history[i];
-        qsort(uniq, n, sizeof(int), cmp_int);
-        for (i = 0, r = 0; i < n; i++) if (i == 0 || uniq[i] != uniq[r - 1]) uniq[r++] = uniq[i];
-        n = r;
-        r = 0;
+            if (history[i] >= 0 && (unsigned)history[i] < g->cfg.vocab) uniq[nbIds++] = history[i];
+        qsort(uniq, nbIds, sizeof(int), cmp_int);
+        for (i = 0; i < nbIds; i++) if (n == 0 || uniq[i] != uniq[n - 1]) uniq[n++] = uniq[i];
         if (n > g->historyCap) {
             d->free(d, g->history);
             g->history = NULL;
@@ -506,7 +495,7 @@ static size_t gpu_candidates(void* b, size_t T, const int* history, size_t nbHis
 
 static const glyd_backendOps kGpuOps = {
     "gpu", gpu_embed, gpu_norm, gpu_project, gpu_rotate_store, gpu_attend, gpu_residual, gpu_swiglu,
-    gpu_logits, gpu_argmax, gpu_candidates, gpu_close
+    gpu_logits, gpu_candidates, gpu_close
 };
 
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,

@@ -115,15 +115,6 @@ size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint1
     return 0;
 }
 
-/* A Huffman unit decoded whole, run by run, as a product's block does. */
-static void emulate_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                                 uint64_t u, uint16_t* out)
-{
-    uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
-    uint64_t k;
-    for (k = 0; k < gk_huf_runs_per_unit(t); k++) gk_huf_unit_run(blob, t, table, runs, u, k, a, b, out, a);
-}
-
 static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                            uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
 {
@@ -149,7 +140,7 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
         uint64_t const nbEsc = huffman ? 0 : gk_escapes_before(blob, t, u + 1);
         /* items in order: each one's escapes start after the previous ones' */
         uint64_t esc = huffman ? 0 : gk_escapes_before(blob, t, u);
-        if (huffman) emulate_huffman_unit(blob, t, table, runs, u, unit);
+        if (huffman) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u, u + 1, unit); /* as the block does */
         for (it = 0; it < g.nbItems; it++) {
             uint64_t ia, ib, col0;
             float acc[32][8];
