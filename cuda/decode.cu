@@ -185,6 +185,250 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 }
 
 /* ------------------------------------------------------------------------ */
+/* Products by rows of whole groups (gk_rows_fits): a thread per group       */
+/* ------------------------------------------------------------------------ */
+
+#define ROWS_WARPS 8          /* warps of a rows block (fast, plain) */
+#define ROWS_WARPS_HUFFMAN 4  /* Huffman: each warp holds its unit in shared memory */
+
+/* Shared memory of a rows block: x (vectors x stride floats), then a patch
+ * slot of 8 words per thread (fast), or the decoding table and a unit per
+ * warp (Huffman). */
+static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors)
+{
+    size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
+    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * 8 * 32 * ROWS_WARPS;
+    if (layout == GK_LAYOUT_HUFFMAN)
+        return xs + sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) + (size_t)ROWS_WARPS_HUFFMAN * t->unitSize);
+    return xs;
+}
+
+/* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
+ * part of a long row that the block's units hold, whose x it stages.
+ * vectors (at most BATCH) of x are read from x, y and parts as given. */
+template <int LAYOUT, int BATCH>
+__global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols,
+                            const float* __restrict__ x, unsigned vectors, float* __restrict__ y,
+                            float* __restrict__ parts, const uint16_t* __restrict__ table,
+                            const uint16_t* __restrict__ runs)
+{
+    unsigned const warps = LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_WARPS_HUFFMAN : ROWS_WARPS;
+    extern __shared__ __align__(16) uint8_t smem[];
+    uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span), groups = span / 32;
+    uint64_t const perRow = cols / span, part = blockIdx.y;
+    unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    float* const xs = (float*)smem;
+    uint8_t* const after = smem + sizeof(float) * vectors * stride;
+    /* x's part for this block, padded */
+    for (unsigned v = 0; v < vectors; v++)
+        for (uint64_t c = threadIdx.x; c < span; c += blockDim.x)
+            xs[v * stride + c + c / 32 * 4] = x[v * cols + part * span + c];
+    uint16_t* codes = NULL;
+    if (LAYOUT == GK_LAYOUT_HUFFMAN) {
+        codes = (uint16_t*)after;
+        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+    }
+    __syncthreads();
+    uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
+    uint64_t const items = perRow > 1 ? rows : t.nbUnits;
+    for (uint64_t item = (uint64_t)blockIdx.x * warps + warp; item < items; item += (uint64_t)gridDim.x * warps) {
+        uint64_t const u = perRow > 1 ? item * perRow + part : item;
+        uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
+        uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
+        uint64_t esc = gk_escapes_before(blob, &t, u);
+        uint16_t* unit = NULL;
+        if (LAYOUT == GK_LAYOUT_HUFFMAN) {
+            unit = codes + (1u << GK_HUF_MAX_BITS) + (size_t)warp * t.unitSize;
+            uint64_t const unitEnd = unitStart + t.unitSize < t.nbElements ? unitStart + t.unitSize : t.nbElements;
+            __syncwarp(); /* the last unit's reads are done */
+            for (uint64_t k = lane; k < gk_huf_runs_per_unit(&t); k += 32)
+                gk_huf_unit_run(blob, &t, codes, runs, u, k, unitStart, unitEnd, unit, unitStart);
+            __syncwarp();
+        }
+        for (uint64_t r = 0; r < nbRows; r++) {
+            uint64_t const q0 = (unitStart + r * span) / 32;
+            float acc[BATCH][4];
+#pragma unroll
+            for (int v = 0; v < BATCH; v++) acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0;
+            for (uint64_t i = 0; i < groups; i += 32) {
+                uint64_t const q = q0 + i + lane;
+                bool const active = i + lane < groups;
+                uint32_t pairs[16];
+                if (LAYOUT == GK_LAYOUT_FAST) {
+                    const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
+                    uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
+                                   w2 = active ? __ldg(cp + 2) : 0;
+                    uint32_t m = w0 & w1 & w2;
+                    /* this lane's escapes start after the lanes' before it */
+                    unsigned const count = __popc(m);
+                    unsigned before = count;
+                    for (int d = 1; d < 32; d <<= 1) {
+                        unsigned const n = __shfl_up_sync(0xFFFFFFFFu, before, d);
+                        if (lane >= (unsigned)d) before += n;
+                    }
+                    uint64_t mine = esc + before - count;
+                    esc += __shfl_sync(0xFFFFFFFFu, before, 31);
+                    if (active) {
+                        uint32_t ex[8], raw[8];
+                        gk_group_exponents(w0, w1, w2, symLo, symHi, ex);
+                        if (m) {
+                            /* escapes by byte, through this thread's slot */
+                            uint32_t* const slot = (uint32_t*)after + 8 * threadIdx.x;
+#pragma unroll
+                            for (int k = 0; k < 8; k++) slot[k] = ex[k];
+                            do {
+                                unsigned const j = __ffs(m) - 1;
+                                m &= m - 1;
+                                ((uint8_t*)slot)[j] = mine < nbEsc ? blob[t.escapes + mine] : 0;
+                                mine++;
+                            } while (m);
+#pragma unroll
+                            for (int k = 0; k < 8; k++) ex[k] = slot[k];
+                        }
+                        const uint2* const rp = (const uint2*)(blob + t.planes + 32 * q);
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            uint2 const d = __ldg(rp + k);
+                            raw[2 * k] = d.x;
+                            raw[2 * k + 1] = d.y;
+                        }
+                        gk_group_pairs(ex, raw, pairs);
+                    }
+                } else if (LAYOUT == GK_LAYOUT_STORED) {
+                    if (active) {
+                        const uint4* const p = (const uint4*)(blob + 64 * q);
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            uint4 const d = __ldg(p + k);
+                            pairs[4 * k] = d.x;
+                            pairs[4 * k + 1] = d.y;
+                            pairs[4 * k + 2] = d.z;
+                            pairs[4 * k + 3] = d.w;
+                        }
+                    }
+                } else {
+                    if (active) {
+                        const uint4* const p = (const uint4*)(unit + (32 * q - unitStart));
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            uint4 const d = p[k];
+                            pairs[4 * k] = d.x;
+                            pairs[4 * k + 1] = d.y;
+                            pairs[4 * k + 2] = d.z;
+                            pairs[4 * k + 3] = d.w;
+                        }
+                    }
+                }
+                if (active) {
+                    uint64_t const c = 32 * (q - q0); /* the group's first column in the part */
+#pragma unroll
+                    for (int v = 0; v < BATCH; v++) {
+                        /* vectors past the last read vector 0's x, their sums unused */
+                        const float* const xv = xs + (v < (int)vectors ? v : 0) * stride + c + c / 32 * 4;
+                        float xl[32];
+#pragma unroll
+                        for (int k = 0; k < 8; k++) {
+                            float4 const f = *(const float4*)(xv + 4 * k);
+                            xl[4 * k] = f.x;
+                            xl[4 * k + 1] = f.y;
+                            xl[4 * k + 2] = f.z;
+                            xl[4 * k + 3] = f.w;
+                        }
+                        gk_group_fma(pairs, xl, acc[v]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int v = 0; v < BATCH; v++) {
+                float s = (acc[v][0] + acc[v][1]) + (acc[v][2] + acc[v][3]);
+                for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xFFFFFFFFu, s, m);
+                if (lane == 0 && v < (int)vectors) {
+                    if (perRow > 1) parts[v * t.nbUnits + u] = s;
+                    else y[v * rows + u * (t.unitSize / cols) + r] = s;
+                }
+            }
+        }
+    }
+}
+
+/* Launches of the rows kernel for vectors [0, vectors) of x (at most
+ * gk_rows_vectors). */
+template <int LAYOUT, int BATCH>
+static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                               uint64_t rows, uint64_t cols, const float* x, unsigned vectors, float* y,
+                               float* parts, cudaStream_t stream)
+{
+    static int ready; /* the shared memory limit raised, once */
+    unsigned const warps = LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_WARPS_HUFFMAN : ROWS_WARPS;
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors);
+    uint64_t const perRow = cols / gk_rows_span(t, cols), items = perRow > 1 ? rows : t->nbUnits;
+    int device, sms, perSm = 0;
+    cudaError_t e;
+    if (!ready) {
+        /* any shape's: x at most GK_ROWS_SMEM, units at most GK_HUF_UNIT_MAX */
+        size_t const most = GK_ROWS_SMEM + (LAYOUT == GK_LAYOUT_FAST ? sizeof(uint32_t) * 8 * 32 * ROWS_WARPS
+                                            : LAYOUT == GK_LAYOUT_HUFFMAN
+                                                ? sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) +
+                                                                      ROWS_WARPS_HUFFMAN * GK_HUF_UNIT_MAX)
+                                                : 0);
+        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most);
+        if (e != cudaSuccess) return e;
+        ready = 1;
+    }
+    /* enough blocks to fill the device, each staging x once and looping */
+    if ((e = cudaGetDevice(&device)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
+        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem)) !=
+            cudaSuccess)
+        return e;
+    uint64_t blocks = (items + warps - 1) / warps;
+    uint64_t const full = (uint64_t)sms * (perSm ? perSm : 1);
+    if (blocks > full) blocks = full;
+    rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
+        blob, *t, rows, cols, x, vectors, y, parts, table, runs);
+    return cudaGetLastError();
+}
+
+template <int LAYOUT>
+static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+                                      const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                      unsigned vectors, float* y, float* parts, cudaStream_t s)
+{
+    if (vectors == 1) return launch_rows<LAYOUT, 1>(blob, t, table, runs, rows, cols, x, 1, y, parts, s);
+    if (vectors == 2) return launch_rows<LAYOUT, 2>(blob, t, table, runs, rows, cols, x, 2, y, parts, s);
+    if (vectors <= 4) return launch_rows<LAYOUT, 4>(blob, t, table, runs, rows, cols, x, vectors, y, parts, s);
+    return launch_rows<LAYOUT, 8>(blob, t, table, runs, rows, cols, x, vectors, y, parts, s);
+}
+
+/* y = W x by rows of whole groups, as many vectors at a time as a block
+ * stages; the device's alignment of blobs (cudaMalloc) is what its word
+ * loads assume, checked. */
+static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                             uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
+                             cudaStream_t s)
+{
+    unsigned const most = gk_rows_vectors(t, cols);
+    if (t->layout == GK_LAYOUT_FAST ? ((uintptr_t)(blob + t->planes) & 7) || ((uintptr_t)(blob + t->codePlanes) & 3)
+                                    : t->layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
+        return cudaErrorMisalignedAddress;
+    for (unsigned v0 = 0; v0 < batch; v0 += most) {
+        unsigned const n = batch - v0 < most ? batch - v0 : most;
+        const float* const xv = x + (size_t)v0 * cols;
+        float* const yv = y + (size_t)v0 * rows;
+        float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
+        cudaError_t e;
+        if (t->layout == GK_LAYOUT_FAST)
+            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+        else if (t->layout == GK_LAYOUT_STORED)
+            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+        else
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Host                                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -270,7 +514,10 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
                                    unsigned batch, float* y, float* parts, void* stream)
 {
     cudaStream_t const s = (cudaStream_t)stream;
-    if (t->layout == GK_LAYOUT_HUFFMAN)
+    if (gk_rows_fits(t, cols)) {
+        cudaError_t const e = gemv_rows(blob, t, table, runs, rows, cols, x, batch, y, parts, s);
+        if (e != cudaSuccess) return (int)e;
+    } else if (t->layout == GK_LAYOUT_HUFFMAN)
         fast_gemv_kernel<true><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
                                                                                parts, table, runs);
     else

@@ -28,17 +28,6 @@
 #define GK_ATT_WARPS     4    /* warps of a (token, head) attention block */
 #define GK_ARGMAX_THREADS 1024
 
-GK_FN float gk_bits_float(uint32_t u)
-{
-#ifdef __CUDA_ARCH__
-    return __uint_as_float(u);
-#else
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-#endif
-}
-
 GK_FN uint32_t gk_float_bits(float f)
 {
 #ifdef __CUDA_ARCH__

@@ -115,6 +115,94 @@ size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint1
     return 0;
 }
 
+/* Long rows: each row's parts added in order (parts[v][unit]). */
+static void sum_parts(const float* parts, uint64_t nbUnits, uint64_t rows, uint64_t perRow, unsigned batch, float* y)
+{
+    uint64_t r, p;
+    unsigned v;
+    for (r = 0; r < rows; r++)
+        for (v = 0; v < batch; v++) {
+            float sum = 0;
+            for (p = 0; p < perRow; p++) sum += parts[v * nbUnits + r * perRow + p];
+            y[v * rows + r] = sum;
+        }
+}
+
+/* A group's 32 weights in pairs, as a thread of the rows kernel rebuilds
+ * them: fast (its escapes from number esc on), plain, or Huffman (from the
+ * unit decoded whole, unit[] from its first element). */
+static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint16_t* unit, uint64_t unitStart,
+                          uint64_t q, uint64_t esc, uint64_t nbEsc, uint32_t pairs[16])
+{
+    unsigned k;
+    if (t->layout == GK_LAYOUT_FAST) {
+        const uint8_t* const p = blob + t->codePlanes + 12 * q;
+        uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
+        uint32_t ex[8], raw[8];
+        gk_group_exponents(w0, w1, w2, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
+        gk_group_patch(blob, t, w0 & w1 & w2, esc, nbEsc, ex);
+        for (k = 0; k < 8; k++) raw[k] = gk_read32(blob + t->planes + 32 * q + 4 * k);
+        gk_group_pairs(ex, raw, pairs);
+    } else if (t->layout == GK_LAYOUT_STORED) {
+        for (k = 0; k < 16; k++) pairs[k] = gk_read32(blob + 64 * q + 4 * k);
+    } else {
+        for (k = 0; k < 16; k++) pairs[k] = unit[32 * q - unitStart + 2 * k] | (uint32_t)unit[32 * q - unitStart + 2 * k + 1] << 16;
+    }
+}
+
+/* The rows kernel (gk_rows_fits): a warp per unit, row by row; lane k takes
+ * groups k, k + 32, ... of the row; escapes numbered in lane order. */
+static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                           uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
+{
+    int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
+    uint64_t const span = gk_rows_span(t, cols), perRow = cols / span, groups = span / 32;
+    uint16_t* const unit = huffman ? (uint16_t*)malloc(sizeof(uint16_t) * t->unitSize) : NULL;
+    float* const parts = perRow > 1 ? (float*)malloc(sizeof(float) * batch * t->nbUnits) : NULL;
+    uint64_t u, r, i;
+    unsigned v, lane;
+    if ((huffman && !unit) || (perRow > 1 && !parts)) {
+        free(unit);
+        free(parts);
+        RETURN_ERROR(memory_allocation, "product");
+    }
+    for (u = 0; u < t->nbUnits; u++) {
+        uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
+        uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
+        uint64_t esc = gk_escapes_before(blob, t, u);
+        if (huffman) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u, u + 1, unit);
+        for (r = 0; r < nbRows; r++) {
+            uint64_t const q0 = (unitStart + r * span) / 32;
+            float acc[32][GK_ROWS_MAX_BATCH][4];
+            memset(acc, 0, sizeof acc);
+            for (i = 0; i < groups; i += 32)
+                for (lane = 0; lane < 32 && i + lane < groups; lane++) {
+                    uint64_t const q = q0 + i + lane;
+                    uint32_t pairs[16];
+                    emulate_group(blob, t, unit, unitStart, q, esc, nbEsc, pairs);
+                    if (t->layout == GK_LAYOUT_FAST) {
+                        const uint8_t* const p = blob + t->codePlanes + 12 * q;
+                        esc += gk_popc(gk_read32(p) & gk_read32(p + 4) & gk_read32(p + 8));
+                    }
+                    for (v = 0; v < batch; v++)
+                        gk_group_fma(pairs, x + v * cols + xcol + 32 * (i + lane), acc[lane][v]);
+                }
+            for (v = 0; v < batch; v++) {
+                float lanes[32], sum;
+                for (lane = 0; lane < 32; lane++)
+                    lanes[lane] = (acc[lane][v][0] + acc[lane][v][1]) + (acc[lane][v][2] + acc[lane][v][3]);
+                sum = gk_butterfly_emulated(lanes);
+                if (perRow > 1) parts[v * t->nbUnits + u] = sum;
+                else y[v * rows + u * (t->unitSize / cols) + r] = sum;
+            }
+        }
+    }
+    if (parts) sum_parts(parts, t->nbUnits, rows, perRow, batch, y);
+    free(unit);
+    free(parts);
+    return 0;
+}
+
 static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                            uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
 {
@@ -128,6 +216,7 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
                     parameter_outOfBound, "product");
     RETURN_ERROR_IF(huffman && (!table || !runs || t->unitSize > GK_HUF_UNIT_MAX), parameter_outOfBound,
                     "Huffman product");
+    if (gk_rows_fits(t, cols)) return emulate_rows(blob, t, table, runs, rows, cols, x, batch, y);
     sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);
     if (t->unitSize < cols) parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
     if (!sums || (t->unitSize < cols && !parts)) {
@@ -175,17 +264,7 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
                 else parts[v * t->nbUnits + u] = sum;
             }
     }
-    if (parts) {
-        /* long rows: parts added in order */
-        uint64_t const perRow = cols / t->unitSize;
-        for (r = 0; r < rows; r++)
-            for (v = 0; v < batch; v++) {
-                float sum = 0;
-                uint64_t p;
-                for (p = 0; p < perRow; p++) sum += parts[v * t->nbUnits + r * perRow + p];
-                y[v * rows + r] = sum;
-            }
-    }
+    if (parts) sum_parts(parts, t->nbUnits, rows, cols / t->unitSize, batch, y);
     free(parts);
     free(sums);
     return 0;

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #ifndef __CUDACC__
+#  include <math.h>
 #  include <string.h>
 #endif
 
@@ -51,6 +52,17 @@ GK_FN unsigned gk_popc(uint32_t m)
     return (unsigned)__popc(m);
 #else
     return (unsigned)__builtin_popcount(m);
+#endif
+}
+
+GK_FN float gk_bits_float(uint32_t u)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
 #endif
 }
 
@@ -316,6 +328,140 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
     uint64_t const i0 = a + k * GK_HUF_RUN, i1 = i0 + GK_HUF_RUN < b ? i0 + GK_HUF_RUN : b;
     uint64_t const bit = 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
     if (i0 < b) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Products over rows of whole groups: a thread per group                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * Where each row (or each part of a long row) is whole groups of 32
+ * elements, as in every real model, a product gives each thread whole
+ * groups: it rebuilds a group's 32 weights in registers, a few
+ * instructions a weight, and multiplies them there. A warp takes a unit,
+ * row by row; lane k takes groups k, k + 32, ... of the row, element j of
+ * each into sum j % 4 (four chains for the multiplier's latency); the lane
+ * then adds (s0 + s1) + (s2 + s3), and the warp's butterfly sums the lanes.
+ * Every layout (fast, plain, Huffman) is summed in that order: all three
+ * give the same bits.
+ *
+ * The fast layout's codes are three bit planes per group; a byte of each
+ * plane is spread to the nibbles of 8 elements (bit i to bit 4i), and the
+ * three nibble words, or'ed, select each element's exponent from the 8
+ * byte table of code -> symbol in one byte permutation (CUDA's PRMT) for 4
+ * elements. Escapes (code 7) come out as 0 and are patched from the
+ * escape bytes; the sign-and-mantissa bytes are merged in and the bf16
+ * values paired, two to a 32-bit word, in three more permutations and
+ * masks per 4 elements.
+ */
+#define GK_ROWS_SMEM     (96 * 1024)  /* bytes of x a block stages, at most */
+#define GK_ROWS_MAX_BATCH 8
+
+/* The bytes of a and b (b's as bytes 4-7) picked by the low 3 bits of the
+ * 4 low nibbles of s, as CUDA's __byte_perm (selectors here never set a
+ * nibble's high bit). */
+GK_FN uint32_t gk_prmt(uint32_t a, uint32_t b, uint32_t s)
+{
+#ifdef __CUDA_ARCH__
+    return __byte_perm(a, b, s);
+#else
+    uint64_t const v = (uint64_t)b << 32 | a;
+    uint32_t r = 0;
+    unsigned n;
+    for (n = 0; n < 4; n++) r |= (uint32_t)(v >> (8 * ((s >> (4 * n)) & 7)) & 0xFF) << (8 * n);
+    return r;
+#endif
+}
+
+/* Elements per row segment: the row, or the unit where units cut rows. */
+GK_FN uint64_t gk_rows_span(const gk_tensor* t, uint64_t cols) { return t->unitSize < cols ? t->unitSize : cols; }
+
+/* x as a block stages it: 4 floats of padding after every 32, so that the
+ * lanes of a warp, each reading its own group's 32 values, hit distinct
+ * banks. */
+GK_FN uint64_t gk_rows_stride(uint64_t span) { return span + span / 8; }
+
+/* Vectors a block stages at once (0: the span is too long). */
+GK_FN unsigned gk_rows_vectors(const gk_tensor* t, uint64_t cols)
+{
+    uint64_t const v = GK_ROWS_SMEM / (4 * gk_rows_stride(gk_rows_span(t, cols)));
+    return (unsigned)(v < GK_ROWS_MAX_BATCH ? v : GK_ROWS_MAX_BATCH);
+}
+
+/* Whether a product of this shape runs by rows of whole groups (else by
+ * the general kernel, for every layout alike). */
+GK_FN int gk_rows_fits(const gk_tensor* t, uint64_t cols)
+{
+    return gk_gemv_fits(t, cols) && cols % 32 == 0 && gk_rows_span(t, cols) % 32 == 0 && gk_rows_vectors(t, cols) > 0 &&
+           (t->layout != GK_LAYOUT_HUFFMAN || t->unitSize <= GK_HUF_UNIT_MAX);
+}
+
+/* Rows of unit u (1 where units cut rows). */
+GK_FN uint64_t gk_rows_in_unit(const gk_tensor* t, uint64_t cols, uint64_t u)
+{
+    uint64_t const a = u * t->unitSize;
+    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    return t->unitSize < cols ? 1 : (b - a) / cols;
+}
+
+/* Bit i of a byte at bit 4i: one byte of a code plane, as the nibbles of 8
+ * elements. */
+GK_FN uint32_t gk_nibbles(uint32_t b)
+{
+    b = (b | b << 12) & 0x000F000Fu;
+    b = (b | b << 6) & 0x03030303u;
+    return (b | b << 3) & 0x11111111u;
+}
+
+/* A fast-layout group's exponents from its code planes: ex[k] holds those
+ * of elements 4k .. 4k + 3, a byte each (an escape's as 0). */
+GK_FN void gk_group_exponents(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t symLo, uint32_t symHi, uint32_t ex[8])
+{
+    unsigned k;
+    for (k = 0; k < 4; k++) {
+        uint32_t const n = gk_nibbles((w0 >> 8 * k) & 0xFF) | gk_nibbles((w1 >> 8 * k) & 0xFF) << 1 |
+                           gk_nibbles((w2 >> 8 * k) & 0xFF) << 2;
+        ex[2 * k] = gk_prmt(symLo, symHi, n);
+        ex[2 * k + 1] = gk_prmt(symLo, symHi, n >> 16);
+    }
+}
+
+/* The escaped elements (mask m) given their exponents, from escape number
+ * esc on (never past nbEsc: a corrupt count reads 0), byte by byte. The
+ * CUDA kernel does the same through shared memory. */
+GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t m, uint64_t esc, uint64_t nbEsc,
+                          uint32_t ex[8])
+{
+    unsigned j;
+    for (j = 0; j < 32; j++)
+        if ((m >> j) & 1) {
+            uint32_t const e = esc < nbEsc ? blob[t->escapes + esc] : 0;
+            esc++;
+            ex[j >> 2] = (ex[j >> 2] & ~(0xFFu << 8 * (j & 3))) | e << 8 * (j & 3);
+        }
+}
+
+/* The group's bf16 weights, two to a word (element 2i in the low half of
+ * pairs[i]), from its exponents and its sign-and-mantissa bytes (raw[k]:
+ * elements 4k .. 4k + 3). */
+GK_FN void gk_group_pairs(const uint32_t ex[8], const uint32_t raw[8], uint32_t pairs[16])
+{
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+        uint32_t const hi = (raw[k] & 0x80808080u) | ((ex[k] >> 1) & 0x7F7F7F7Fu);
+        uint32_t const lo = (raw[k] & 0x7F7F7F7Fu) | ((ex[k] << 7) & 0x80808080u);
+        pairs[2 * k] = gk_prmt(lo, hi, 0x5140);
+        pairs[2 * k + 1] = gk_prmt(lo, hi, 0x7362);
+    }
+}
+
+/* The group's products with its 32 values of x, element j into acc[j % 4]. */
+GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
+{
+    unsigned i;
+    for (i = 0; i < 16; i++) {
+        acc[(2 * i) & 3] = fmaf(gk_bits_float(pairs[i] << 16), x[2 * i], acc[(2 * i) & 3]);
+        acc[(2 * i + 1) & 3] = fmaf(gk_bits_float(pairs[i] & 0xFFFF0000u), x[2 * i + 1], acc[(2 * i + 1) & 3]);
+    }
 }
 
 #endif /* GLYD_TENSOR_KERNELS_H */

@@ -241,3 +241,37 @@ TEST(gpu_gemv_emulated_sums_rows)
     free(w);
     free(data);
 }
+
+TEST(gpu_gemv_emulated_rows_of_whole_groups)
+{
+    /* The rows kernel (a thread per group) on shapes it takes: several rows
+     * per unit, a row per unit, rows cut in two units; weights whose
+     * exponents spread wide, so that most groups have escapes and some are
+     * escapes throughout; every batch size. Against sums in double, and the
+     * same bits from every layout. */
+    static const uint64_t kShapes[][2] = { { 96, 96 }, { 5, 8192 }, { 3, 16384 } };
+    test_rng r = { 77 };
+    uint16_t* const w = (uint16_t*)malloc(3 * 16384 * 2);
+    unsigned s, b;
+    size_t i;
+    int ok = 1;
+    for (i = 0; i < 3 * 16384; i++) {
+        uint64_t const z = rng_next(&r);
+        /* exponents 100..139 around a peak at 120, in runs of escapes at times */
+        unsigned const e = (i / 32) % 37 == 5 ? 100 + (unsigned)(z % 40) : 117 + (unsigned)(z % 7) + (z % 10 == 0 ? 9 : 0);
+        w[i] = (uint16_t)((z >> 20 & 1) << 15 | e << 7 | (z >> 8 & 0x7F));
+    }
+    for (s = 0; s < 3; s++) {
+        gk_tensor t;
+        memset(&t, 0, sizeof t);
+        t.layout = GK_LAYOUT_FAST;
+        t.nbElements = kShapes[s][0] * kShapes[s][1];
+        t.unitSize = glyd_tensorUnitSize(t.nbElements, kShapes[s][1]);
+        t.nbUnits = (t.nbElements + t.unitSize - 1) / t.unitSize;
+        CHECK(gk_rows_fits(&t, kShapes[s][1]));
+        for (b = 1; b <= 8; b++)
+            if (!gemv_close(w, kShapes[s][0], kShapes[s][1], b)) ok = 0;
+    }
+    CHECK(ok);
+    free(w);
+}
