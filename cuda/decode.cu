@@ -6,14 +6,23 @@
  *
  *   fast layout, whole tensor: a block per unit, a thread per group of 32
  *     elements; each group's escapes start where the block's prefix sum of
- *     the groups before it says.
+ *     the groups before it says. Codes in the nibble form (tensor_kernels.h,
+ *     written once at upload by nibble_kernel) let a thread rebuild its
+ *     group in registers a few instructions a weight and store it in four
+ *     16-byte writes; in bit planes, element by element.
  *   Huffman layout, whole tensor: a thread per unit, the decoding table in
  *     shared memory (units decode one symbol after another: the simple
  *     form, correct first; a gap-array split of units is the faster one).
- *   fast layout, y = W x: a block per unit, a warp per row (or per part of
- *     a long row); lanes decode the 32 elements of a group side by side and
- *     multiply them in registers; a butterfly of shuffles sums each row in
- *     a fixed order; parts of long rows are added in order afterwards.
+ *   y = W x where rows are whole groups (every real model): the rows
+ *     kernel. x staged in shared memory; a warp per unit, row by row; a
+ *     thread per group, rebuilt in registers (fast layout, nibble form),
+ *     read as it is (plain bf16) or from the warp's unit decoded into
+ *     shared memory (Huffman), and multiplied there; a butterfly of
+ *     shuffles sums each row in a fixed order, the same for every layout.
+ *   y = W x otherwise (rows that cut groups): the general kernel, a block
+ *     per unit, a warp per row (or per part of a long row); lanes decode the
+ *     32 elements of a group side by side. Parts of long rows are added in
+ *     order afterwards, by either kernel.
  */
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
@@ -55,13 +64,59 @@ static size_t cuda_failed(cudaError_t e, const char* what)
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
+/* A whole group of a fast-layout blob with its codes as nibbles (sel, its
+ * escape mask m) rebuilt into pairs of bf16 (tensor_kernels.h): its escapes
+ * from number mine on (never past nbEsc), patched byte by byte through
+ * the thread's slot of 8 words of shared memory. */
+__device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t q,
+                                             const uint32_t sel[4], uint32_t m, uint64_t mine, uint64_t nbEsc,
+                                             uint32_t symLo, uint32_t symHi, uint32_t* slot, uint32_t pairs[16])
+{
+    uint32_t ex[8], raw[8];
+    gk_group_exponents(sel, symLo, symHi, ex);
+    if (m) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) slot[k] = ex[k];
+        /* escapes left in the unit, whatever a corrupt count says */
+        const uint8_t* const e = blob + t.escapes + mine;
+        uint32_t const left = mine < nbEsc ? (uint32_t)(nbEsc - mine < 32 ? nbEsc - mine : 32) : 0;
+        for (uint32_t k = 0; m; k++) {
+            unsigned const j = gk_nibble_element(__ffs(m) - 1);
+            m &= m - 1;
+            ((uint8_t*)slot)[j] = k < left ? e[k] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++) ex[k] = slot[k];
+    }
+    const uint2* const rp = (const uint2*)(blob + t.planes + 32 * q);
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        uint2 const d = __ldg(rp + k);
+        raw[2 * k] = d.x;
+        raw[2 * k + 1] = d.y;
+    }
+    gk_group_pairs(ex, raw, pairs);
+}
+
+/* Whether the nibble form's word loads are aligned (device allocations
+ * are; a blob's parts are when its element count is a multiple of 4). */
+static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const gk_tensor* t)
+{
+    return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3);
+}
+
 /* Units [u0, u1), element i into out[i - u0 * unitSize]. */
 __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, uint64_t u1,
                                    uint16_t* __restrict__ out)
 {
     typedef cub::BlockScan<uint32_t, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
+    __shared__ __align__(16) uint32_t slots[BLOCK][8];
     uint64_t const origin = u0 * t.unitSize;
+    /* the nibble form: a thread rebuilds its whole group in registers and
+     * writes it in four 16-byte stores */
+    bool const wide = t.codeForm == GK_CODES_NIBBLES && nibble_words_aligned(blob, &t) && !((uintptr_t)out & 15);
+    uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     for (uint64_t u = u0 + blockIdx.x; u < u1; u += gridDim.x) {
         uint64_t const a = u * t.unitSize;
         uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
@@ -69,10 +124,51 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
         uint64_t esc = gk_unit_start(blob, &t, u);
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
             uint64_t const g = g0 + threadIdx.x;
-            uint32_t const count = g <= last ? gk_popc(gk_fast_escapes(blob, &t, g, a, b)) : 0;
+            bool const whole = wide && g <= last && 32 * g + 32 <= b;
+            uint32_t sel[4], m = 0;
+            if (whole) {
+                const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * g;
+                gk_nibble_selectors(__ldg(cp), __ldg(cp + 1), __ldg(cp + 2), sel);
+                m = gk_nibble_escapes(sel);
+            } else if (g <= last) {
+                m = gk_fast_escapes(blob, &t, g, a, b);
+            }
+            uint32_t before, total;
+            Scan(scan).ExclusiveSum(gk_popc(m), before, total);
+            if (whole) {
+                uint32_t pairs[16];
+                nibble_pairs(blob, t, g, sel, m, esc + before, nbEsc, symLo, symHi, slots[threadIdx.x], pairs);
+                uint4* const dst = (uint4*)(out + (32 * g - origin));
+#pragma unroll
+                for (int k = 0; k < 4; k++)
+                    dst[k] = make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+            } else if (g <= last) {
+                gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out, origin);
+            }
+            esc += total;
+            __syncthreads(); /* the scan's storage is used again */
+        }
+    }
+}
+
+/* Units [0, nbUnits) rewritten in the nibble form: a block per unit, a
+ * thread per group, each group's escapes where the block's prefix sum
+ * says (counted in the planes, before the thread rewrites its own group). */
+__global__ void nibble_kernel(uint8_t* __restrict__ blob, gk_tensor t)
+{
+    typedef cub::BlockScan<uint32_t, BLOCK> Scan;
+    __shared__ typename Scan::TempStorage scan;
+    for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
+        uint64_t const a = u * t.unitSize;
+        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
+        uint64_t esc = gk_unit_start(blob, &t, u);
+        for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
+            uint64_t const g = g0 + threadIdx.x;
+            uint32_t const count = g <= last ? gk_popc(gk_fast_escapes(blob, &t, g, 0, t.nbElements)) : 0;
             uint32_t before, total;
             Scan(scan).ExclusiveSum(count, before, total);
-            if (g <= last) gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out, origin);
+            if (g <= last) gk_nibble_group(blob, &t, g, esc + before, nbEsc);
             esc += total;
             __syncthreads(); /* the scan's storage is used again */
         }
@@ -258,7 +354,9 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
                     const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
                     uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
                                    w2 = active ? __ldg(cp + 2) : 0;
-                    uint32_t m = w0 & w1 & w2;
+                    uint32_t sel[4];
+                    gk_nibble_selectors(w0, w1, w2, sel);
+                    uint32_t m = gk_nibble_escapes(sel);
                     /* this lane's escapes start after the lanes' before it */
                     unsigned const count = __popc(m);
                     unsigned before = count;
@@ -266,34 +364,11 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
                         unsigned const n = __shfl_up_sync(0xFFFFFFFFu, before, d);
                         if (lane >= (unsigned)d) before += n;
                     }
-                    uint64_t mine = esc + before - count;
+                    uint64_t const mine = esc + before - count;
                     esc += __shfl_sync(0xFFFFFFFFu, before, 31);
-                    if (active) {
-                        uint32_t ex[8], raw[8];
-                        gk_group_exponents(w0, w1, w2, symLo, symHi, ex);
-                        if (m) {
-                            /* escapes by byte, through this thread's slot */
-                            uint32_t* const slot = (uint32_t*)after + 8 * threadIdx.x;
-#pragma unroll
-                            for (int k = 0; k < 8; k++) slot[k] = ex[k];
-                            do {
-                                unsigned const j = __ffs(m) - 1;
-                                m &= m - 1;
-                                ((uint8_t*)slot)[j] = mine < nbEsc ? blob[t.escapes + mine] : 0;
-                                mine++;
-                            } while (m);
-#pragma unroll
-                            for (int k = 0; k < 8; k++) ex[k] = slot[k];
-                        }
-                        const uint2* const rp = (const uint2*)(blob + t.planes + 32 * q);
-#pragma unroll
-                        for (int k = 0; k < 4; k++) {
-                            uint2 const d = __ldg(rp + k);
-                            raw[2 * k] = d.x;
-                            raw[2 * k + 1] = d.y;
-                        }
-                        gk_group_pairs(ex, raw, pairs);
-                    }
+                    if (active)
+                        nibble_pairs(blob, t, q, sel, m, mine, nbEsc, symLo, symHi, (uint32_t*)after + 8 * threadIdx.x,
+                                     pairs);
                 } else if (LAYOUT == GK_LAYOUT_STORED) {
                     if (active) {
                         const uint4* const p = (const uint4*)(blob + 64 * q);
@@ -408,8 +483,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
                              cudaStream_t s)
 {
     unsigned const most = gk_rows_vectors(t, cols);
-    if (t->layout == GK_LAYOUT_FAST ? ((uintptr_t)(blob + t->planes) & 7) || ((uintptr_t)(blob + t->codePlanes) & 3)
-                                    : t->layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
+    if (t->layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : t->layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
         return cudaErrorMisalignedAddress;
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;
@@ -482,6 +556,17 @@ extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* 
     return (int)cudaGetLastError();
 }
 
+/* A fast-layout blob's codes (planes, units of whole groups) into the
+ * nibble form, in place. */
+extern "C" int glyd_cudaLaunchNibbles(uint8_t* blob, const gk_tensor* t, void* stream)
+{
+    if (t->layout != GK_LAYOUT_FAST || t->codeForm != GK_CODES_PLANES || t->unitSize % 32)
+        return (int)cudaErrorInvalidValue;
+    if (t->nbElements == 0) return 0;
+    nibble_kernel<<<grid_for(t->nbUnits), BLOCK, 0, (cudaStream_t)stream>>>(blob, *t);
+    return (int)cudaGetLastError();
+}
+
 /* Units [u0, u1) of a Huffman blob, a thread per run, into out (from the
  * first unit's first element). */
 __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor t, const uint16_t* __restrict__ table,
@@ -527,6 +612,14 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
         gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
                                                                          batch, y);
     return (int)cudaGetLastError();
+}
+
+extern "C" size_t glyd_cudaTensorNibbles(glyd_cudaTensor* t)
+{
+    CUDA_TRY((cudaError_t)glyd_cudaLaunchNibbles(t->blob, &t->t, NULL), "nibble form");
+    CUDA_TRY(cudaDeviceSynchronize(), "nibble form");
+    t->t.codeForm = GK_CODES_NIBBLES;
+    return 0;
 }
 
 extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void* stream)

@@ -20,6 +20,7 @@ int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t
 int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                         uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
                         void* stream);
+int glyd_cudaLaunchNibbles(uint8_t* blob, const gk_tensor* t, void* stream);
 int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                               uint64_t u0, uint64_t u1, uint16_t* out, void* stream);
 int glyd_cudaLaunchEmbed(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const int* tokens, size_t T,
@@ -96,6 +97,11 @@ static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_ten
 {
     return check(d, glyd_cudaLaunchGemv(blob, t, table, runs, rows, cols, x, batch, y, parts, STATE(d)->stream),
                  "product");
+}
+
+static size_t cu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor* t)
+{
+    return check(d, glyd_cudaLaunchNibbles(blob, t, STATE(d)->stream), "nibble form");
 }
 
 static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
@@ -223,6 +229,7 @@ glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap)
     d->download = cu_download;
     d->copy = cu_copy;
     d->gemv = cu_gemv;
+    d->nibbles = cu_nibbles;
     d->widen = cu_widen;
     d->gemm = cu_gemm;
     d->embed = cu_embed;

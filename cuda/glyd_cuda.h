@@ -29,6 +29,12 @@ uint64_t glyd_cudaTensorElements(const glyd_cudaTensor* t);
 /** Bytes the tensor takes on the device (blob and table). */
 size_t glyd_cudaTensorBytes(const glyd_cudaTensor* t);
 
+/** Rewrites a fast-layout tensor's codes on the device in the nibble form
+ *  that products by rows of whole groups read (lib/tensor/tensor_kernels.h;
+ *  units of whole groups only), as the engine's GPU backend does at upload.
+ *  Decoding gives the same elements after. */
+size_t glyd_cudaTensorNibbles(glyd_cudaTensor* t);
+
 /** Decodes the whole tensor into dst (device memory, glyd_cudaTensorElements
  *  bf16 values) on stream (a cudaStream_t; NULL for the default stream).
  *  Asynchronous: returns once the work is queued. */

@@ -162,7 +162,13 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
         RETURN_ERROR(model_unsupported, "units");
     }
     g->weightBytes += size;
-    return upload(g, &dst->blob, src, size);
+    FORWARD_IF_ERROR(upload(g, &dst->blob, src, size));
+    if (dst->t.layout == GK_LAYOUT_FAST && gk_rows_shape(&dst->t, m->cols)) {
+        /* the rows kernel reads the codes as nibbles */
+        FORWARD_IF_ERROR(g->d->nibbles(g->d, dst->blob, &dst->t));
+        dst->t.codeForm = GK_CODES_NIBBLES;
+    }
+    return 0;
 }
 
 static size_t alloc_floats(gpu_backend* g, float** p, size_t n) { return dev_alloc(g, p, n * sizeof(float)); }

@@ -54,6 +54,13 @@ static size_t emu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_te
     return glyd_tensorEmulateGemv(blob, t, rows, cols, x, batch, y);
 }
 
+static size_t emu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor* t)
+{
+    gk_tensor copy = *t;
+    (void)d;
+    return glyd_tensorNibbleForm(blob, &copy);
+}
+
 static size_t emu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
                         const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
@@ -301,6 +308,7 @@ glyd_gpuDevice* glyd_gpuEmulated(void)
     d->download = emu_copy;
     d->copy = emu_copy;
     d->gemv = emu_gemv;
+    d->nibbles = emu_nibbles;
     d->widen = emu_widen;
     d->gemm = emu_gemm;
     d->embed = emu_embed;

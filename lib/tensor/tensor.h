@@ -151,6 +151,12 @@ void glyd_tensorEmulateDecodeUnits(const void* blob, const struct gk_tensor_s* t
 size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
                               const float* x, unsigned batch, float* y);
 
+/* The GPU backend's rewrite of a fast-layout blob's codes into the nibble
+ * form (tensor_kernels.h), in place, as its kernel does: the emulation's
+ * side of it. t: the blob's description, marked GK_CODES_NIBBLES after.
+ * Units must be whole groups. */
+size_t glyd_tensorNibbleForm(void* blob, struct gk_tensor_s* t);
+
 /* The Huffman layout in products (tensor_kernels.h): where each run of
  * GK_HUF_RUN elements of each unit but the first starts, gk_huf_index_size
  * offsets in bits from the unit's start (an error when one is over 65535); and the kernels'

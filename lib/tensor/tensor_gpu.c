@@ -115,6 +115,28 @@ size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint1
     return 0;
 }
 
+size_t glyd_tensorNibbleForm(void* blob, gk_tensor* t)
+{
+    uint8_t* const b = (uint8_t*)blob;
+    uint64_t u, g;
+    RETURN_ERROR_IF(t->layout != GK_LAYOUT_FAST || t->codeForm != GK_CODES_PLANES || t->unitSize % 32,
+                    parameter_outOfBound, "the nibble form takes fast-layout codes in units of whole groups");
+    for (u = 0; u < t->nbUnits; u++) {
+        /* as the kernel's block for unit u does: each group's escapes after
+         * those of the groups before it */
+        uint64_t const a = u * t->unitSize, e = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const nbEsc = gk_unit_start(b, t, u + 1);
+        uint64_t esc = gk_unit_start(b, t, u);
+        for (g = a / 32; g < (e + 31) / 32; g++) {
+            uint64_t const n = gk_popc(gk_fast_escapes(b, t, g, 0, t->nbElements));
+            gk_nibble_group(b, t, g, esc, nbEsc);
+            esc += n;
+        }
+    }
+    t->codeForm = GK_CODES_NIBBLES;
+    return 0;
+}
+
 /* Long rows: each row's parts added in order (parts[v][unit]). */
 static void sum_parts(const float* parts, uint64_t nbUnits, uint64_t rows, uint64_t perRow, unsigned batch, float* y)
 {
@@ -138,9 +160,10 @@ static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint16_
     if (t->layout == GK_LAYOUT_FAST) {
         const uint8_t* const p = blob + t->codePlanes + 12 * q;
         uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
-        uint32_t ex[8], raw[8];
-        gk_group_exponents(w0, w1, w2, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
-        gk_group_patch(blob, t, w0 & w1 & w2, esc, nbEsc, ex);
+        uint32_t sel[4], ex[8], raw[8];
+        gk_nibble_selectors(w0, w1, w2, sel);
+        gk_group_exponents(sel, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
+        gk_group_patch(blob, t, gk_nibble_escapes(sel), esc, nbEsc, ex);
         for (k = 0; k < 8; k++) raw[k] = gk_read32(blob + t->planes + 32 * q + 4 * k);
         gk_group_pairs(ex, raw, pairs);
     } else if (t->layout == GK_LAYOUT_STORED) {
@@ -180,10 +203,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
                     uint64_t const q = q0 + i + lane;
                     uint32_t pairs[16];
                     emulate_group(blob, t, unit, unitStart, q, esc, nbEsc, pairs);
-                    if (t->layout == GK_LAYOUT_FAST) {
-                        const uint8_t* const p = blob + t->codePlanes + 12 * q;
-                        esc += gk_popc(gk_read32(p) & gk_read32(p + 4) & gk_read32(p + 8));
-                    }
+                    if (t->layout == GK_LAYOUT_FAST) esc += gk_popc(gk_fast_escapes(blob, t, q, 0, t->nbElements));
                     for (v = 0; v < batch; v++)
                         gk_group_fma(pairs, x + v * cols + xcol + 32 * (i + lane), acc[lane][v]);
                 }

@@ -39,6 +39,7 @@ typedef struct gk_tensor_s {
     uint32_t maxBits;               /* Huffman: the longest code */
     uint32_t symBase;               /* joint split: the smallest exponent */
     uint8_t fastSymbols[8];         /* fast: code -> exponent; code 7 (escape) -> 0 */
+    uint32_t codeForm;              /* fast: GK_CODES_PLANES as coded, or GK_CODES_NIBBLES */
     uint64_t planes;                /* sign and mantissa: bytes, or 7-bit fields (joint) */
     uint64_t ends;                  /* u32 per unit: stream ends (Huffman), escapes so far (fast) */
     uint64_t streams, streamBytes;  /* Huffman */
@@ -94,6 +95,118 @@ GK_FN uint64_t gk_unit_start(const uint8_t* blob, const gk_tensor* t, uint64_t u
 }
 
 /* ------------------------------------------------------------------------ */
+/* The codes' two forms                                                      */
+/* ------------------------------------------------------------------------ */
+/*
+ * A fast-layout blob holds each group's 3-bit codes as three bit planes
+ * (bit j of word b: bit b of element j's code), which SIMD lanes read one
+ * element each. A GPU thread that rebuilds a whole group wants them as
+ * nibbles, the selectors of a byte permutation, so the GPU backend rewrites
+ * the codes of a blob it uploads into a second form of the same 12 bytes
+ * (gk_nibble_group, once, in place):
+ *   word 0, nibble i: the code of element i, and bit 0 of element 24 + i's;
+ *   word 1, nibble i: the code of element 8 + i, and bit 1 of 24 + i's;
+ *   word 2, nibble i: the code of element 16 + i, and bit 2 of 24 + i's
+ * (each code in the nibble's low 3 bits, the borrowed bit in its top bit).
+ * A group's escapes are then ranked in the order of its escape mask's bits,
+ * bit 4i + k for element 8k + i, and their bytes are reordered to match.
+ * Both forms are read by every kernel here; the nibble form needs units of
+ * whole groups, and ranges [a, b) that cut no group.
+ */
+#define GK_CODES_PLANES  0
+#define GK_CODES_NIBBLES 1
+
+/* The bit of element j in a nibble-form escape mask, and back. */
+GK_FN unsigned gk_nibble_bit(unsigned j) { return 4 * (j & 7) + (j >> 3); }
+GK_FN unsigned gk_nibble_element(unsigned b) { return 8 * (b & 3) + (b >> 2); }
+
+/* Bit i of a byte at bit 4i: one byte of a code plane, as the nibbles of 8
+ * elements. */
+GK_FN uint32_t gk_nibbles(uint32_t b)
+{
+    b = (b | b << 12) & 0x000F000Fu;
+    b = (b | b << 6) & 0x03030303u;
+    return (b | b << 3) & 0x11111111u;
+}
+
+/* A group's code words in the nibble form as selectors: sel[k] holds the
+ * codes of elements 8k .. 8k + 7, one a nibble. */
+GK_FN void gk_nibble_selectors(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t sel[4])
+{
+    sel[0] = w0 & 0x77777777u;
+    sel[1] = w1 & 0x77777777u;
+    sel[2] = w2 & 0x77777777u;
+    sel[3] = ((w0 >> 3) & 0x11111111u) | ((w1 >> 2) & 0x22222222u) | ((w2 >> 1) & 0x44444444u);
+}
+
+/* The escapes (code 7) among a group's selectors, bit 4i + k for element
+ * 8k + i. */
+GK_FN uint32_t gk_nibble_escapes(const uint32_t sel[4])
+{
+    uint32_t s = 0;
+    unsigned k;
+    for (k = 0; k < 4; k++) s |= (sel[k] & sel[k] >> 1 & sel[k] >> 2 & 0x11111111u) << k;
+    return s;
+}
+
+/* Element j's code from a group's three code words, in either form. */
+GK_FN unsigned gk_code(const gk_tensor* t, uint32_t w0, uint32_t w1, uint32_t w2, unsigned j)
+{
+    if (t->codeForm == GK_CODES_NIBBLES) {
+        unsigned const at = 4 * (j & 7);
+        if (j < 24) return ((j < 8 ? w0 : j < 16 ? w1 : w2) >> at) & 7;
+        return ((w0 >> (at + 3)) & 1) | ((w1 >> (at + 3)) & 1) << 1 | ((w2 >> (at + 3)) & 1) << 2;
+    }
+    return ((w0 >> j) & 1) | ((w1 >> j) & 1) << 1 | ((w2 >> j) & 1) << 2;
+}
+
+/* The bit of element j in a group's escape mask, in either form. */
+GK_FN unsigned gk_code_bit(const gk_tensor* t, unsigned j)
+{
+    return t->codeForm == GK_CODES_NIBBLES ? gk_nibble_bit(j) : j;
+}
+
+/* A mask of elements (bit j for element j) in the order of the form's
+ * escape masks. */
+GK_FN uint32_t gk_form_mask(const gk_tensor* t, uint32_t lanes)
+{
+    uint32_t r = 0;
+    unsigned j;
+    if (t->codeForm != GK_CODES_NIBBLES || lanes == 0xFFFFFFFFu || lanes == 0) return lanes;
+    for (j = 0; j < 32; j++) r |= ((lanes >> j) & 1) << gk_nibble_bit(j);
+    return r;
+}
+
+/* Group g rewritten from bit planes into the nibble form, in place, its
+ * escapes (numbers esc on, all before nbEsc, or left as they are: a
+ * corrupt count) reordered to match. */
+GK_FN void gk_nibble_group(uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t esc, uint64_t nbEsc)
+{
+    uint8_t* const p = blob + t->codePlanes + 12 * g;
+    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
+    uint32_t const m = w0 & w1 & w2;
+    uint32_t n[4], out[3], s = 0;
+    unsigned k, j;
+    for (k = 0; k < 4; k++)
+        n[k] = gk_nibbles((w0 >> 8 * k) & 0xFF) | gk_nibbles((w1 >> 8 * k) & 0xFF) << 1 |
+               gk_nibbles((w2 >> 8 * k) & 0xFF) << 2;
+    out[0] = n[0] | (n[3] & 0x11111111u) << 3;
+    out[1] = n[1] | (n[3] & 0x22222222u) << 2;
+    out[2] = n[2] | (n[3] & 0x44444444u) << 1;
+    for (k = 0; k < 12; k++) p[k] = (uint8_t)(out[k >> 2] >> 8 * (k & 3));
+    for (j = 0; j < 32; j++) s |= ((m >> j) & 1) << gk_nibble_bit(j);
+    if (m && esc + gk_popc(m) <= nbEsc) {
+        uint8_t old[32];
+        unsigned const c = gk_popc(m);
+        for (k = 0; k < c; k++) old[k] = blob[t->escapes + esc + k];
+        for (j = 0; j < 32; j++)
+            if ((m >> j) & 1)
+                blob[t->escapes + esc + gk_popc(s & ((1u << gk_nibble_bit(j)) - 1))] =
+                    old[gk_popc(m & ((1u << j) - 1))];
+    }
+}
+
+/* ------------------------------------------------------------------------ */
 /* The fast layout: one thread per group of 32 elements                     */
 /* ------------------------------------------------------------------------ */
 
@@ -106,33 +219,49 @@ GK_FN uint32_t gk_lanes(uint64_t g, uint64_t a, uint64_t b)
     return lo >= hi ? 0 : upto & ~((1u << lo) - 1);
 }
 
-/* The escaped lanes of group g within [a, b): a thread's count for the
- * block's prefix sum. */
+/* The escapes of group g within [a, b), as a mask in the form's order: a
+ * thread's count for the block's prefix sum, and each escape's rank. */
 GK_FN uint32_t gk_fast_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
 {
     const uint8_t* const p = blob + t->codePlanes + 12 * g;
-    return gk_read32(p) & gk_read32(p + 4) & gk_read32(p + 8) & gk_lanes(g, a, b);
+    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
+    uint32_t all;
+    if (t->codeForm == GK_CODES_NIBBLES) {
+        uint32_t sel[4];
+        gk_nibble_selectors(w0, w1, w2, sel);
+        all = gk_nibble_escapes(sel);
+    } else {
+        all = w0 & w1 & w2;
+    }
+    return all & gk_form_mask(t, gk_lanes(g, a, b));
+}
+
+/* Element j of group g (within [a, b)) as bf16 bits: esc is the escape
+ * number of the group's first escape in [a, b) (in the form's order). */
+GK_FN uint32_t gk_fast_element(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a,
+                               uint64_t b, uint64_t esc, uint64_t nbEsc)
+{
+    const uint8_t* const p = blob + t->codePlanes + 12 * g;
+    unsigned const c = gk_code(t, gk_read32(p), gk_read32(p + 4), gk_read32(p + 8), j);
+    unsigned const r = blob[t->planes + 32 * g + j];
+    unsigned e = t->fastSymbols[c];
+    if (c == 7) {
+        /* the escapes ranked before j's come first */
+        esc += gk_popc(gk_fast_escapes(blob, t, g, a, b) & ((1u << gk_code_bit(t, j)) - 1));
+        e = esc < nbEsc ? blob[t->escapes + esc] : 0;
+    }
+    return (r & 0x80) << 8 | e << 7 | (r & 0x7F);
 }
 
 /* Group g's elements within [a, b) into out (element i at out[i - origin]),
- * its escapes taken in order from escape number esc on (never past nbEsc). */
+ * its escapes from escape number esc on (never past nbEsc). */
 GK_FN void gk_fast_group(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b,
                          uint64_t esc, uint64_t nbEsc, uint16_t* out, uint64_t origin)
 {
-    const uint8_t* const p = blob + t->codePlanes + 12 * g;
-    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
     uint32_t const lanes = gk_lanes(g, a, b);
-    const uint8_t* const raw = blob + t->planes + 32 * g;
     unsigned j;
-    for (j = 0; j < 32; j++) {
-        unsigned c, e, r;
-        if (!((lanes >> j) & 1)) continue;
-        c = ((w0 >> j) & 1) | ((w1 >> j) & 1) << 1 | ((w2 >> j) & 1) << 2;
-        e = t->fastSymbols[c];
-        if (c == 7) e = esc < nbEsc ? blob[t->escapes + esc++] : 0;
-        r = raw[j];
-        out[32 * g + j - origin] = (uint16_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F));
-    }
+    for (j = 0; j < 32; j++)
+        if ((lanes >> j) & 1) out[32 * g + j - origin] = (uint16_t)gk_fast_element(blob, t, g, j, a, b, esc, nbEsc);
 }
 
 /* The escapes of elements [a, b) (whole groups or parts), counted. */
@@ -146,24 +275,12 @@ GK_FN uint64_t gk_fast_count(const uint8_t* blob, const gk_tensor* t, uint64_t a
 
 /* Lane j's element of group g (element 32g + j, within [a, b)) as a float's
  * bits, in a warp that reads the group together: esc is the escape number
- * of the group's first escaped lane in [a, b). 0 for a lane outside. */
+ * of the group's first escape in [a, b). 0 for a lane outside. */
 GK_FN uint32_t gk_fast_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a,
                             uint64_t b, uint64_t esc, uint64_t nbEsc)
 {
-    const uint8_t* const p = blob + t->codePlanes + 12 * g;
-    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
-    uint32_t const lanes = gk_lanes(g, a, b);
-    unsigned c, e, r;
-    if (!((lanes >> j) & 1)) return 0;
-    c = ((w0 >> j) & 1) | ((w1 >> j) & 1) << 1 | ((w2 >> j) & 1) << 2;
-    e = t->fastSymbols[c];
-    if (c == 7) {
-        /* the escapes of the lanes before j come first */
-        esc += gk_popc(w0 & w1 & w2 & lanes & ((1u << j) - 1));
-        e = esc < nbEsc ? blob[t->escapes + esc] : 0;
-    }
-    r = blob[t->planes + 32 * g + j];
-    return (uint32_t)((r & 0x80) << 8 | e << 7 | (r & 0x7F)) << 16;
+    if (!((gk_lanes(g, a, b) >> j) & 1)) return 0;
+    return gk_fast_element(blob, t, g, j, a, b, esc, nbEsc) << 16;
 }
 
 /* The same for a matrix read by products, coded in the fast layout or
@@ -344,14 +461,12 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
  * Every layout (fast, plain, Huffman) is summed in that order: all three
  * give the same bits.
  *
- * The fast layout's codes are three bit planes per group; a byte of each
- * plane is spread to the nibbles of 8 elements (bit i to bit 4i), and the
- * three nibble words, or'ed, select each element's exponent from the 8
- * byte table of code -> symbol in one byte permutation (CUDA's PRMT) for 4
- * elements. Escapes (code 7) come out as 0 and are patched from the
- * escape bytes; the sign-and-mantissa bytes are merged in and the bf16
- * values paired, two to a 32-bit word, in three more permutations and
- * masks per 4 elements.
+ * The fast layout's codes, in the nibble form, select each element's
+ * exponent from the 8-byte table of code -> symbol in one byte permutation
+ * (CUDA's PRMT) for 4 elements. Escapes (code 7) come out as 0 and are
+ * patched from the escape bytes; the sign-and-mantissa bytes are merged in
+ * and the bf16 values paired, two to a 32-bit word, in three more
+ * permutations and masks per 4 elements.
  */
 #define GK_ROWS_SMEM     (96 * 1024)  /* bytes of x a block stages, at most */
 #define GK_ROWS_MAX_BATCH 8
@@ -372,6 +487,19 @@ GK_FN uint32_t gk_prmt(uint32_t a, uint32_t b, uint32_t s)
 #endif
 }
 
+/* The bits of a where m is set, of b elsewhere: one LOP3 on the GPU, which
+ * the compiler does not always find by itself. */
+GK_FN uint32_t gk_select(uint32_t m, uint32_t a, uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    uint32_t r;
+    asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(r) : "r"(a), "r"(b), "r"(m));
+    return r;
+#else
+    return (a & m) | (b & ~m);
+#endif
+}
+
 /* Elements per row segment: the row, or the unit where units cut rows. */
 GK_FN uint64_t gk_rows_span(const gk_tensor* t, uint64_t cols) { return t->unitSize < cols ? t->unitSize : cols; }
 
@@ -387,12 +515,20 @@ GK_FN unsigned gk_rows_vectors(const gk_tensor* t, uint64_t cols)
     return (unsigned)(v < GK_ROWS_MAX_BATCH ? v : GK_ROWS_MAX_BATCH);
 }
 
-/* Whether a product of this shape runs by rows of whole groups (else by
- * the general kernel, for every layout alike). */
-GK_FN int gk_rows_fits(const gk_tensor* t, uint64_t cols)
+/* Whether a matrix of this shape is multiplied by rows of whole groups
+ * (else by the general kernel, every layout alike): the GPU backend then
+ * rewrites its fast-layout codes in the nibble form, which the rows kernel
+ * reads. */
+GK_FN int gk_rows_shape(const gk_tensor* t, uint64_t cols)
 {
     return gk_gemv_fits(t, cols) && cols % 32 == 0 && gk_rows_span(t, cols) % 32 == 0 && gk_rows_vectors(t, cols) > 0 &&
            (t->layout != GK_LAYOUT_HUFFMAN || t->unitSize <= GK_HUF_UNIT_MAX);
+}
+
+/* Whether a product runs by rows of whole groups. */
+GK_FN int gk_rows_fits(const gk_tensor* t, uint64_t cols)
+{
+    return gk_rows_shape(t, cols) && (t->layout != GK_LAYOUT_FAST || t->codeForm == GK_CODES_NIBBLES);
 }
 
 /* Rows of unit u (1 where units cut rows). */
@@ -403,37 +539,28 @@ GK_FN uint64_t gk_rows_in_unit(const gk_tensor* t, uint64_t cols, uint64_t u)
     return t->unitSize < cols ? 1 : (b - a) / cols;
 }
 
-/* Bit i of a byte at bit 4i: one byte of a code plane, as the nibbles of 8
- * elements. */
-GK_FN uint32_t gk_nibbles(uint32_t b)
-{
-    b = (b | b << 12) & 0x000F000Fu;
-    b = (b | b << 6) & 0x03030303u;
-    return (b | b << 3) & 0x11111111u;
-}
-
-/* A fast-layout group's exponents from its code planes: ex[k] holds those
- * of elements 4k .. 4k + 3, a byte each (an escape's as 0). */
-GK_FN void gk_group_exponents(uint32_t w0, uint32_t w1, uint32_t w2, uint32_t symLo, uint32_t symHi, uint32_t ex[8])
+/* A fast-layout group's exponents from its selectors (nibble form): ex[k]
+ * holds those of elements 4k .. 4k + 3, a byte each (an escape's as 0). */
+GK_FN void gk_group_exponents(const uint32_t sel[4], uint32_t symLo, uint32_t symHi, uint32_t ex[8])
 {
     unsigned k;
     for (k = 0; k < 4; k++) {
-        uint32_t const n = gk_nibbles((w0 >> 8 * k) & 0xFF) | gk_nibbles((w1 >> 8 * k) & 0xFF) << 1 |
-                           gk_nibbles((w2 >> 8 * k) & 0xFF) << 2;
-        ex[2 * k] = gk_prmt(symLo, symHi, n);
-        ex[2 * k + 1] = gk_prmt(symLo, symHi, n >> 16);
+        ex[2 * k] = gk_prmt(symLo, symHi, sel[k]);
+        ex[2 * k + 1] = gk_prmt(symLo, symHi, sel[k] >> 16);
     }
 }
 
-/* The escaped elements (mask m) given their exponents, from escape number
- * esc on (never past nbEsc: a corrupt count reads 0), byte by byte. The
- * CUDA kernel does the same through shared memory. */
-GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t m, uint64_t esc, uint64_t nbEsc,
+/* The escaped elements (mask s, nibble form) given their exponents, from
+ * escape number esc on (never past nbEsc: a corrupt count reads 0), byte by
+ * byte in the mask's order. The CUDA kernel does the same through shared
+ * memory. */
+GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, uint64_t esc, uint64_t nbEsc,
                           uint32_t ex[8])
 {
-    unsigned j;
-    for (j = 0; j < 32; j++)
-        if ((m >> j) & 1) {
+    unsigned b;
+    for (b = 0; b < 32; b++)
+        if ((s >> b) & 1) {
+            unsigned const j = gk_nibble_element(b);
             uint32_t const e = esc < nbEsc ? blob[t->escapes + esc] : 0;
             esc++;
             ex[j >> 2] = (ex[j >> 2] & ~(0xFFu << 8 * (j & 3))) | e << 8 * (j & 3);
@@ -447,8 +574,8 @@ GK_FN void gk_group_pairs(const uint32_t ex[8], const uint32_t raw[8], uint32_t 
 {
     unsigned k;
     for (k = 0; k < 8; k++) {
-        uint32_t const hi = (raw[k] & 0x80808080u) | ((ex[k] >> 1) & 0x7F7F7F7Fu);
-        uint32_t const lo = (raw[k] & 0x7F7F7F7Fu) | ((ex[k] << 7) & 0x80808080u);
+        uint32_t const hi = gk_select(0x80808080u, raw[k], ex[k] >> 1);
+        uint32_t const lo = gk_select(0x7F7F7F7Fu, raw[k], ex[k] << 7);
         pairs[2 * k] = gk_prmt(lo, hi, 0x5140);
         pairs[2 * k + 1] = gk_prmt(lo, hi, 0x7362);
     }

@@ -55,6 +55,22 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 static float x[1 << 16], y[1 << 19];
                 (void)glyd_tensorEmulateGemv(data, &t, v.nbElements / v.rowLength, v.rowLength, x, 1, y);
             }
+            if (t.layout == GK_LAYOUT_FAST && t.unitSize % 32 == 0) {
+                /* the codes rewritten as nibbles, as the GPU backend uploads
+                 * them; then decoded, and multiplied by the rows kernel */
+                uint8_t* const copy = (uint8_t*)malloc(size);
+                if (copy) {
+                    memcpy(copy, data, size);
+                    if (!glyd_isError(glyd_tensorNibbleForm(copy, &t))) {
+                        glyd_tensorEmulateDecode(copy, &t, table, elems);
+                        if (v.rowLength && v.nbElements % v.rowLength == 0 && v.rowLength <= (1u << 16)) {
+                            static float x[1 << 16], y[1 << 19];
+                            (void)glyd_tensorEmulateGemv(copy, &t, v.nbElements / v.rowLength, v.rowLength, x, 1, y);
+                        }
+                    }
+                    free(copy);
+                }
+            }
             if (t.layout == GK_LAYOUT_HUFFMAN && t.unitSize <= GK_HUF_UNIT_MAX) {
                 /* the products' run index, and the runs decoded from it */
                 uint16_t* const runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);

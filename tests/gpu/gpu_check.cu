@@ -4,14 +4,17 @@
  *   build/cuda/gpu_check FIXTURES_DIR [--quick]
  *
  *   1. every bf16 matrix of the stories260K fixture, in the fast and the
- *      Huffman layouts: glyd_cudaDecode gives the tensor back bit for bit;
- *      glyd_cudaGemv gives the bits of the CPU emulation of its kernel
+ *      Huffman layouts, the fast layout's codes as coded (bit planes) and
+ *      as the engine uploads them (nibbles, glyd_cudaTensorNibbles):
+ *      glyd_cudaDecode gives the tensor back bit for bit; glyd_cudaGemv
+ *      gives the bits of the CPU emulation of its kernel
  *      (glyd_tensorEmulateGemv), batch 1 to 8;
  *   2. a synthetic 1 GiB set of bf16 matrices (exponents as trained
  *      weights have them): decoded bit for bit, and the bulk decode's
- *      throughput in bf16 bytes written per second;
+ *      throughput in bf16 bytes written per second (fast layout: nibbles);
  *   3. y = W x at batch 1 on 4096x4096, 4096x14336 and 14336x4096: the
- *      fused kernel on the fast layout against cuBLAS's bf16 product on the
+ *      fused kernels on the fast layout (the rows kernel on nibbles, the
+ *      general kernel on bit planes) against cuBLAS's bf16 product on the
  *      plain matrix (cublasGemmEx, n = 1), in microseconds per product.
  * Prints a Markdown report; exits 1 when a check fails.
  */
@@ -33,6 +36,7 @@ extern "C" {
 size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
 size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
                               unsigned batch, float* y);
+size_t glyd_tensorNibbleForm(void* blob, gk_tensor* t);
 }
 
 static int g_failures;
@@ -69,8 +73,9 @@ static std::vector<uint8_t> compress(const uint16_t* w, size_t n, size_t cols, g
     return blob;
 }
 
-/* Decodes on the device; 1 if the elements come back. */
-static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, size_t n, double* gbps)
+/* Decodes on the device (the fast layout's codes rewritten as nibbles
+ * first, when asked); 1 if the elements come back. */
+static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, size_t n, int nibbles, double* gbps)
 {
     size_t err;
     glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
@@ -78,6 +83,11 @@ static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, s
     std::vector<uint16_t> back(n);
     int ok;
     if (!t) { printf("upload: %s %s\n", glyd_getErrorName(err), glyd_cudaLastError()); return 0; }
+    if (nibbles && glyd_isError(glyd_cudaTensorNibbles(t))) {
+        printf("nibble form: %s\n", glyd_cudaLastError());
+        glyd_cudaTensorFree(t);
+        return 0;
+    }
     CUDA(cudaMalloc((void**)&dst, n * 2));
     CUDA(cudaMemset(dst, 0xFF, n * 2));
     err = glyd_cudaDecode(t, dst, NULL);
@@ -102,19 +112,28 @@ static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, s
     return ok;
 }
 
-/* The fused product against the emulation of its kernel, bit for bit. */
-static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_t cols, unsigned batch)
+/* The fused product against the emulation of its kernel, bit for bit (the
+ * codes as nibbles on both sides, when asked). */
+static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_t cols, unsigned batch, int nibbles)
 {
     size_t err;
     gk_tensor desc;
     std::vector<uint16_t> table(1 << 11);
+    std::vector<uint8_t> host(blob);
     std::vector<float> x(batch * cols), want(batch * rows), got(batch * rows);
     glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
     float *dx, *dy;
     if (!t) return 0;
     for (size_t i = 0; i < x.size(); i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
-    glyd_cudaDescribeBlob(blob.data(), blob.size(), &desc, table.data());
-    if (glyd_isError(glyd_tensorEmulateGemv(blob.data(), &desc, rows, cols, x.data(), batch, want.data()))) return 0;
+    glyd_cudaDescribeBlob(host.data(), host.size(), &desc, table.data());
+    if (nibbles && (glyd_isError(glyd_cudaTensorNibbles(t)) || glyd_isError(glyd_tensorNibbleForm(host.data(), &desc)))) {
+        glyd_cudaTensorFree(t);
+        return 0;
+    }
+    if (glyd_isError(glyd_tensorEmulateGemv(host.data(), &desc, rows, cols, x.data(), batch, want.data()))) {
+        glyd_cudaTensorFree(t);
+        return 0;
+    }
     CUDA(cudaMalloc((void**)&dx, x.size() * 4));
     CUDA(cudaMalloc((void**)&dy, got.size() * 4));
     CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
@@ -176,11 +195,17 @@ int main(int argc, char** argv)
                 size_t const m = n - n % c;
                 for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
                     std::vector<uint8_t> const blob = compress(w.data(), m, c, l);
-                    CHECK(decode_matches(blob, w.data(), m, NULL), "decode, rows of %zu, layout %d", c, (int)l);
-                    decodes++;
-                    if (l == glyd_tensor_fast)
-                        for (unsigned b = 1; b <= 8; b++, products++)
-                            CHECK(gemv_matches(blob, m / c, c, b), "gemv, rows of %zu, batch %u", c, b);
+                    /* nibbles: units of whole groups only (not rows of 172) */
+                    int const forms = l == glyd_tensor_fast && c % 32 == 0 ? 2 : 1;
+                    for (int nib = 0; nib < forms; nib++) {
+                        CHECK(decode_matches(blob, w.data(), m, nib, NULL), "decode, rows of %zu, layout %d, nibbles %d",
+                              c, (int)l, nib);
+                        decodes++;
+                        if (l == glyd_tensor_fast)
+                            for (unsigned b = 1; b <= 8; b++, products++)
+                                CHECK(gemv_matches(blob, m / c, c, b, nib), "gemv, rows of %zu, batch %u, nibbles %d",
+                                      c, b, nib);
+                    }
                 }
             }
             printf("- stories260K: %d decodes and %d products checked\n", decodes, products);
@@ -201,7 +226,12 @@ int main(int argc, char** argv)
             for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
                 double gbps = 0;
                 std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, l);
-                if (!decode_matches(blob, w.data(), n, &gbps)) ok = 0;
+                if (!decode_matches(blob, w.data(), n, l == glyd_tensor_fast, &gbps)) ok = 0;
+                if (l == glyd_tensor_fast && !decode_matches(blob, w.data(), n, 0, NULL)) ok = 0;
+                if (l == glyd_tensor_fast && s == 0)
+                    for (unsigned b = 1; b <= 8; b *= 8)
+                        CHECK(gemv_matches(blob, rows, cols, b, 1), "gemv %llux%llu, batch %u", (unsigned long long)rows,
+                              (unsigned long long)cols, b);
                 if (l == glyd_tensor_fast) fastSec += n * 2 / (gbps * 1e9);
                 else hufSec += n * 2 / (gbps * 1e9);
                 if (l == glyd_tensor_fast)
@@ -228,7 +258,8 @@ int main(int argc, char** argv)
         CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
         CUDA(cudaEventCreate(&a));
         CUDA(cudaEventCreate(&b));
-        printf("| rows x cols | cuBLAS bf16 (us) | glyd fused (us) | speed-up |\n| --- | ---: | ---: | ---: |\n");
+        printf("| rows x cols | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up | glyd general kernel (us) |\n"
+               "| --- | ---: | ---: | ---: | ---: |\n");
         for (unsigned s = 0; s < 3; s++) {
             uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols), err0 = 0;
@@ -237,6 +268,7 @@ int main(int argc, char** argv)
             std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
             size_t err = err0;
             glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+            glyd_cudaTensor* const planes = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
             __nv_bfloat16 *dw, *dxh;
             float *dx, *dy, one = 1, zero = 0;
             std::vector<float> x(cols, 0.5f);
@@ -248,12 +280,15 @@ int main(int argc, char** argv)
             CUDA(cudaMemcpy(dw, w.data(), n * 2, cudaMemcpyHostToDevice));
             CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
             CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
+            CHECK(t && !glyd_isError(glyd_cudaTensorNibbles(t)), "nibble form %llux%llu", (unsigned long long)rows,
+                  (unsigned long long)cols);
             /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
             for (int warm = 0; warm < 2; warm++) {
                 cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, 1, (int)cols, &one, dw, CUDA_R_16BF, (int)cols,
                              dxh, CUDA_R_16BF, (int)cols, &zero, dy, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
                              CUBLAS_GEMM_DEFAULT);
                 if (t) glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
+                if (planes) glyd_cudaGemv(planes, rows, cols, dx, 1, dy, NULL);
             }
             CUDA(cudaEventRecord(a));
             for (int k = 0; k < reps; k++)
@@ -266,10 +301,15 @@ int main(int argc, char** argv)
             for (int k = 0; k < reps && t; k++) glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
             CUDA(cudaEventRecord(b));
             double const us1 = time_us(a, b, reps);
-            CHECK(t != NULL, "upload %llux%llu", (unsigned long long)rows, (unsigned long long)cols);
-            printf("| %llux%llu | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows, (unsigned long long)cols, us0,
-                   us1, us0 / us1);
+            CUDA(cudaEventRecord(a));
+            for (int k = 0; k < reps && planes; k++) glyd_cudaGemv(planes, rows, cols, dx, 1, dy, NULL);
+            CUDA(cudaEventRecord(b));
+            double const us2 = time_us(a, b, reps);
+            CHECK(t != NULL && planes != NULL, "upload %llux%llu", (unsigned long long)rows, (unsigned long long)cols);
+            printf("| %llux%llu | %.1f | %.1f | %.2fx | %.1f |\n", (unsigned long long)rows, (unsigned long long)cols,
+                   us0, us1, us0 / us1, us2);
             glyd_cudaTensorFree(t);
+            glyd_cudaTensorFree(planes);
             CUDA(cudaFree(dw));
             CUDA(cudaFree(dxh));
             CUDA(cudaFree(dx));
