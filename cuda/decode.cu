@@ -284,19 +284,41 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* Products by rows of whole groups (gk_rows_fits): a thread per group       */
 /* ------------------------------------------------------------------------ */
 
-#define ROWS_WARPS 8          /* warps of a rows block (fast, plain) */
-#define ROWS_WARPS_HUFFMAN 4  /* Huffman: each warp holds its unit in shared memory */
+#define ROWS_WARPS 8          /* warps of a rows block (fast, plain); Huffman: 4 or fewer */
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread (fast), or the decoding table and a unit per
  * warp (Huffman). */
-static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors)
+static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * 8 * 32 * ROWS_WARPS;
-    if (layout == GK_LAYOUT_HUFFMAN)
-        return xs + sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) + (size_t)ROWS_WARPS_HUFFMAN * t->unitSize);
+    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * 8 * 32 * warps;
+    if (layout == GK_LAYOUT_HUFFMAN) return xs + sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) + (size_t)warps * t->unitSize);
     return xs;
+}
+
+/* What launches need of the current device, asked once per device. */
+typedef struct {
+    int sms;         /* multiprocessors */
+    size_t smemMost; /* shared memory a block may have (opted in) */
+} device_limits;
+
+static cudaError_t limits(device_limits* out)
+{
+    static device_limits known[16];
+    int device, v;
+    cudaError_t e = cudaGetDevice(&device);
+    if (e != cudaSuccess) return e;
+    if (device < 16 && known[device].sms) {
+        *out = known[device];
+        return cudaSuccess;
+    }
+    if ((e = cudaDeviceGetAttribute(&out->sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)) != cudaSuccess)
+        return e;
+    out->smemMost = (size_t)v;
+    if (device < 16) known[device] = *out;
+    return cudaSuccess;
 }
 
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
@@ -308,7 +330,7 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
                             float* __restrict__ parts, const uint16_t* __restrict__ table,
                             const uint16_t* __restrict__ runs)
 {
-    unsigned const warps = LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_WARPS_HUFFMAN : ROWS_WARPS;
+    unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span), groups = span / 32;
     uint64_t const perRow = cols / span, part = blockIdx.y;
@@ -426,38 +448,42 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
     }
 }
 
-/* Launches of the rows kernel for vectors [0, vectors) of x (at most
- * gk_rows_vectors). */
+/* A launch of the rows kernel for vectors [0, vectors) of x, with warps
+ * per block and smem bytes of shared memory that the device allows. */
 template <int LAYOUT, int BATCH>
 static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                                uint64_t rows, uint64_t cols, const float* x, unsigned vectors, float* y,
-                               float* parts, cudaStream_t stream)
+                               float* parts, unsigned warps, size_t smem, const device_limits* dev,
+                               cudaStream_t stream)
 {
-    static int ready; /* the shared memory limit raised, once */
-    unsigned const warps = LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_WARPS_HUFFMAN : ROWS_WARPS;
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors);
+    /* the shared memory limit raised once; blocks per multiprocessor for
+     * the last few block shapes (an engine asks for the same few) */
+    static int ready;
+    static struct { size_t smem; unsigned warps; int perSm; } seen[4];
+    static unsigned next;
     uint64_t const perRow = cols / gk_rows_span(t, cols), items = perRow > 1 ? rows : t->nbUnits;
-    int device, sms, perSm = 0;
+    int perSm = 0;
+    unsigned k;
     cudaError_t e;
     if (!ready) {
-        /* any shape's: x at most GK_ROWS_SMEM, units at most GK_HUF_UNIT_MAX */
-        size_t const most = GK_ROWS_SMEM + (LAYOUT == GK_LAYOUT_FAST ? sizeof(uint32_t) * 8 * 32 * ROWS_WARPS
-                                            : LAYOUT == GK_LAYOUT_HUFFMAN
-                                                ? sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) +
-                                                                      ROWS_WARPS_HUFFMAN * GK_HUF_UNIT_MAX)
-                                                : 0);
-        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)most);
+        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)dev->smemMost);
         if (e != cudaSuccess) return e;
         ready = 1;
     }
+    for (k = 0; k < 4 && !perSm; k++)
+        if (seen[k].smem == smem && seen[k].warps == warps) perSm = seen[k].perSm;
+    if (!perSm) {
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem);
+        if (e != cudaSuccess) return e;
+        if (!perSm) return cudaErrorInvalidConfiguration;
+        seen[next % 4].smem = smem;
+        seen[next % 4].warps = warps;
+        seen[next++ % 4].perSm = perSm;
+    }
     /* enough blocks to fill the device, each staging x once and looping */
-    if ((e = cudaGetDevice(&device)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
-        (e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem)) !=
-            cudaSuccess)
-        return e;
     uint64_t blocks = (items + warps - 1) / warps;
-    uint64_t const full = (uint64_t)sms * (perSm ? perSm : 1);
+    uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
     rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
         blob, *t, rows, cols, x, vectors, y, parts, table, runs);
@@ -467,12 +493,15 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const ui
 template <int LAYOUT>
 static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                      unsigned vectors, float* y, float* parts, cudaStream_t s)
+                                      unsigned vectors, float* y, float* parts, unsigned warps,
+                                      const device_limits* dev, cudaStream_t s)
 {
-    if (vectors == 1) return launch_rows<LAYOUT, 1>(blob, t, table, runs, rows, cols, x, 1, y, parts, s);
-    if (vectors == 2) return launch_rows<LAYOUT, 2>(blob, t, table, runs, rows, cols, x, 2, y, parts, s);
-    if (vectors <= 4) return launch_rows<LAYOUT, 4>(blob, t, table, runs, rows, cols, x, vectors, y, parts, s);
-    return launch_rows<LAYOUT, 8>(blob, t, table, runs, rows, cols, x, vectors, y, parts, s);
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps);
+    if (vectors == 1) return launch_rows<LAYOUT, 1>(blob, t, table, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
+    if (vectors == 2) return launch_rows<LAYOUT, 2>(blob, t, table, runs, rows, cols, x, 2, y, parts, warps, smem, dev, s);
+    if (vectors <= 4)
+        return launch_rows<LAYOUT, 4>(blob, t, table, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
+    return launch_rows<LAYOUT, 8>(blob, t, table, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -482,9 +511,18 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
                              uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
                              cudaStream_t s)
 {
-    unsigned const most = gk_rows_vectors(t, cols);
-    if (t->layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : t->layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
+    int const layout = (int)t->layout;
+    unsigned warps = layout == GK_LAYOUT_HUFFMAN ? 4 : ROWS_WARPS, most = gk_rows_vectors(t, cols);
+    device_limits dev;
+    cudaError_t e0;
+    if (layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
         return cudaErrorMisalignedAddress;
+    if ((e0 = limits(&dev)) != cudaSuccess) return e0;
+    /* within the device's shared memory: fewer warps (Huffman: each holds a
+     * unit), then fewer vectors at a time */
+    while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
+    while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
+    if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;
         const float* const xv = x + (size_t)v0 * cols;
@@ -492,11 +530,11 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
         float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
         cudaError_t e;
         if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
-            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else
-            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, table, runs, rows, cols, xv, n, yv, pv, s);
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
