@@ -10,9 +10,9 @@
  *     written once at upload by nibble_kernel) let a thread rebuild its
  *     group in registers a few instructions a weight and store it in four
  *     16-byte writes; in bit planes, element by element.
- *   Huffman layout, whole tensor: a thread per unit, the decoding table in
- *     shared memory (units decode one symbol after another: the simple
- *     form, correct first; a gap-array split of units is the faster one).
+ *   Huffman layout, whole tensor: a thread per run of GK_HUF_RUN symbols,
+ *     from the run index built at upload; where a unit's stream is too long
+ *     for the index, a thread per unit with the table in shared memory.
  *   y = W x where rows are whole groups (every real model): the rows
  *     kernel. x staged in shared memory; a warp per unit, row by row; a
  *     thread per group, rebuilt in registers (fast layout, nibble form),
@@ -35,6 +35,7 @@
 #include "../lib/tensor/tensor_kernels.h"
 
 extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
+extern "C" size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, const uint16_t* table, uint16_t* runs);
 
 #define BLOCK 128      /* threads of a decoding block */
 #define GEMV_WARPS 8   /* warps of a product block */
@@ -45,6 +46,7 @@ struct glyd_cudaTensor_s {
     gk_tensor t;
     uint8_t* blob;     /* device */
     uint16_t* table;   /* device: the Huffman layout's decoding table */
+    uint16_t* runs;    /* device: its run index, where every unit's stream is short enough */
     size_t bytes;
 };
 
@@ -561,6 +563,23 @@ extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size,
         e = cudaMalloc((void**)&t->table, sizeof table);
         if (e == cudaSuccess) e = cudaMemcpy(t->table, table, sizeof table, cudaMemcpyHostToDevice);
     }
+    if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN && gk_huf_index_size(&t->t)) {
+        /* the run index, for a thread per run rather than per unit; none
+         * where a unit's stream is over 65535 bits */
+        size_t const runBytes = sizeof(uint16_t) * gk_huf_index_size(&t->t);
+        uint16_t* const runs = (uint16_t*)malloc(runBytes);
+        if (!runs) {
+            *error = (size_t)-(int)GLYD_error_memory_allocation;
+            glyd_cudaTensorFree(t);
+            return NULL;
+        }
+        if (!glyd_isError(glyd_tensorHuffmanRuns(blob, &t->t, table, runs))) {
+            e = cudaMalloc((void**)&t->runs, runBytes);
+            if (e == cudaSuccess) e = cudaMemcpy(t->runs, runs, runBytes, cudaMemcpyHostToDevice);
+            t->bytes += runBytes;
+        }
+        free(runs);
+    }
     if (e != cudaSuccess) {
         *error = cuda_failed(e, "upload");
         glyd_cudaTensorFree(t);
@@ -574,6 +593,7 @@ extern "C" void glyd_cudaTensorFree(glyd_cudaTensor* t)
     if (!t) return;
     cudaFree(t->blob);
     cudaFree(t->table);
+    cudaFree(t->runs);
     free(t);
 }
 
@@ -666,6 +686,9 @@ extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void*
     if (t->t.nbElements == 0) return 0;
     if (t->t.layout == GK_LAYOUT_FAST)
         CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeUnits(t->blob, &t->t, 0, t->t.nbUnits, dst, stream), "decode launch");
+    else if (t->runs || gk_huf_index_size(&t->t) == 0)
+        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeRuns(t->blob, &t->t, t->table, t->runs, 0, t->t.nbUnits, dst, stream),
+                 "decode launch");
     else
         huffman_decode_kernel<<<grid_for((t->t.nbUnits + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(t->blob, t->t,
                                                                                            t->table, dst);
