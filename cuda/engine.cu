@@ -86,22 +86,25 @@ __global__ void rotate_kernel(gk_rotate a)
     gk_rot_store(&a, t, j);
 }
 
-/* A block per (token, head); the phases of infer_kernels.h. */
+/* A block per (token, head, chunk of positions); the phases of
+ * infer_kernels.h, the chunk's scores in shared memory. */
 __global__ void attend_kernel(gk_attend a)
 {
+    extern __shared__ float row[];
     __shared__ float warpMax[GK_ATT_WARPS], warpSumS[GK_ATT_WARPS];
     __shared__ float most, total;
-    uint64_t const t = blockIdx.x / a.nbHeads;
+    uint64_t const t = blockIdx.x / a.nbHeads, c = blockIdx.y;
     unsigned const h = blockIdx.x % a.nbHeads;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float const scale = 1.0f / sqrtf((float)a.headDim);
-    float* const row = gk_att_row(&a, t, h);
-    uint64_t const last = a.pos + t;
+    uint64_t const last = a.pos + t, p0 = c * a.chunk;
+    if (p0 > last) return; /* past this token's positions: the whole block */
+    uint64_t const p1 = p0 + a.chunk <= last ? p0 + a.chunk : last + 1;
     /* A: scores */
     float m = -INFINITY;
-    for (uint64_t p = warp; p <= last; p += GK_ATT_WARPS) {
+    for (uint64_t p = p0 + warp; p < p1; p += GK_ATT_WARPS) {
         float const s = warp_sum(gk_att_partial(&a, t, h, p, lane)) * scale;
-        if (lane == 0) row[p] = s;
+        if (lane == 0) row[p - p0] = s;
         if (s > m) m = s;
     }
     if (lane == 0) warpMax[warp] = m;
@@ -115,10 +118,10 @@ __global__ void attend_kernel(gk_attend a)
     __syncthreads();
     /* C: exponentials, each warp's sum in position order */
     float sum = 0;
-    for (uint64_t p = warp; p <= last; p += GK_ATT_WARPS) {
-        float const e = expf(row[p] - most);
+    for (uint64_t p = p0 + warp; p < p1; p += GK_ATT_WARPS) {
+        float const e = expf(row[p - p0] - most);
         __syncwarp();
-        if (lane == 0) row[p] = e;
+        if (lane == 0) row[p - p0] = e;
         sum += e;
     }
     if (lane == 0) warpSumS[warp] = sum;
@@ -129,11 +132,21 @@ __global__ void attend_kernel(gk_attend a)
         total = s;
     }
     __syncthreads();
-    /* D: weights */
-    for (uint64_t p = threadIdx.x; p <= last; p += blockDim.x) row[p] /= total;
-    __syncthreads();
-    /* E: the output */
-    for (uint64_t i = threadIdx.x; i < a.headDim; i += blockDim.x) gk_att_out(&a, t, h, i);
+    /* E: the chunk's output, its largest score and its sum */
+    for (uint64_t i = threadIdx.x; i < a.headDim; i += blockDim.x) gk_att_chunk_out(&a, t, h, c, row, i);
+    if (threadIdx.x == 0) {
+        float* const part = gk_att_part(&a, t, h, c);
+        part[a.headDim] = most;
+        part[a.headDim + 1] = total;
+    }
+}
+
+/* F: a block per (token, head), the chunks merged. */
+__global__ void attend_merge_kernel(gk_attend a)
+{
+    uint64_t const t = blockIdx.x / a.nbHeads;
+    unsigned const h = blockIdx.x % a.nbHeads;
+    for (uint64_t i = threadIdx.x; i < a.headDim; i += blockDim.x) gk_att_merge(&a, t, h, i);
 }
 
 __global__ void add_kernel(float* __restrict__ x, const float* __restrict__ y, uint64_t n)
@@ -260,7 +273,12 @@ extern "C" int glyd_cudaLaunchRotate(const gk_rotate* a, void* stream)
 
 extern "C" int glyd_cudaLaunchAttend(const gk_attend* a, void* stream)
 {
-    attend_kernel<<<(unsigned)(a->T * a->nbHeads), 32 * GK_ATT_WARPS, 0, (cudaStream_t)stream>>>(*a);
+    cudaStream_t const s = (cudaStream_t)stream;
+    unsigned const blocks = (unsigned)(a->T * a->nbHeads), chunks = (unsigned)gk_att_chunks(a, a->T - 1);
+    if (a->T == 0) return 0;
+    if (a->chunk == 0 || a->chunk > GK_ATT_CHUNK_MAX || chunks > GK_ATT_SPLITS) return (int)cudaErrorInvalidValue;
+    attend_kernel<<<dim3(blocks, chunks), 32 * GK_ATT_WARPS, sizeof(float) * a->chunk, s>>>(*a);
+    if (cudaPeekAtLastError() == cudaSuccess) attend_merge_kernel<<<blocks, 128, 0, s>>>(*a);
     return (int)cudaGetLastError();
 }
 

@@ -64,8 +64,7 @@ typedef struct {
     float* candKeys;            /* (GLYD_SAMPLER_DEVICE_K): the sampler's candidates */
     int* candIds;
     float* parts;               /* (8, units of the matrix with the most): sums of parts of long rows */
-    float* att;                 /* (batch, nbHeads, attCap) */
-    uint64_t attCap;
+    float* attParts;            /* (batch, nbHeads, GK_ATT_SPLITS, headDim + 2): attention's chunks */
     uint16_t* tileBf16;         /* (tileCap): a prompt product's tile, decoded */
     float* tileF32;             /* (tileCap): and widened */
     uint64_t tileCap;
@@ -195,6 +194,7 @@ static size_t open_buffers(gpu_backend* g)
     FORWARD_IF_ERROR(alloc_floats(g, &g->parts, MAX_GEMV_BATCH * (size_t)mostUnits));
     FORWARD_IF_ERROR(dev_alloc(g, &g->tokens, B * sizeof(int)));
     FORWARD_IF_ERROR(dev_alloc(g, &g->next, sizeof(int)));
+    FORWARD_IF_ERROR(alloc_floats(g, &g->attParts, B * c->nbHeads * GK_ATT_SPLITS * ((size_t)c->headDim + 2)));
     FORWARD_IF_ERROR(alloc_floats(g, &g->candKeys, GLYD_SAMPLER_DEVICE_K));
     FORWARD_IF_ERROR(dev_alloc(g, &g->candIds, GLYD_SAMPLER_DEVICE_K * sizeof(int)));
     g->maxPages = (g->ctx + GK_PAGE - 1) / GK_PAGE;
@@ -235,7 +235,7 @@ static void gpu_close(void* b)
     d->free(d, g->x); d->free(d, g->xn); d->free(d, g->xb2); d->free(d, g->q); d->free(d, g->ao);
     d->free(d, g->k); d->free(d, g->v); d->free(d, g->hb); d->free(d, g->hb2); d->free(d, g->logits);
     d->free(d, g->tokens); d->free(d, g->next); d->free(d, g->history); d->free(d, g->candKeys);
-    d->free(d, g->candIds); d->free(d, g->parts); d->free(d, g->att);
+    d->free(d, g->candIds); d->free(d, g->parts); d->free(d, g->attParts);
     d->free(d, g->tileBf16); d->free(d, g->tileF32); d->free(d, g->kTable); d->free(d, g->vTable);
     for (i = 0; i < g->nbSlabs; i++) d->free(d, g->slabs[i]);
     free(g->slabs); free(g->hostK); free(g->hostV);
@@ -315,21 +315,6 @@ static size_t reserve_pages(gpu_backend* g, uint64_t upto)
     }
     FORWARD_IF_ERROR(g->d->upload(g->d, g->kTable, g->hostK, tableBytes));
     return g->d->upload(g->d, g->vTable, g->hostV, tableBytes);
-}
-
-/* Scores for positions [0, upto) of every token and head of a batch. */
-static size_t reserve_scores(gpu_backend* g, uint64_t upto)
-{
-    uint64_t cap;
-    if (upto <= g->attCap) return 0;
-    cap = GLYD_MIN(GLYD_MAX(upto, 2 * g->attCap), (uint64_t)g->ctx);
-    cap = GLYD_MAX(cap, upto);
-    g->d->free(g->d, g->att);
-    g->att = NULL;
-    g->attCap = 0;
-    FORWARD_IF_ERROR(alloc_floats(g, &g->att, (size_t)(GLYD_BATCH * g->cfg.nbHeads * cap)));
-    g->attCap = cap;
-    return 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -417,10 +402,9 @@ static size_t gpu_attend(void* b, unsigned layer, size_t T, size_t pos)
 {
     gpu_backend* const g = (gpu_backend*)b;
     gk_attend a;
-    FORWARD_IF_ERROR(reserve_scores(g, pos + T));
     a.q = g->q;
     a.out = g->ao;
-    a.att = g->att;
+    a.part = g->attParts;
     a.kPages = (const void* const*)(g->kTable + layer * g->maxPages);
     a.vPages = (const void* const*)(g->vTable + layer * g->maxPages);
     a.nbHeads = g->cfg.nbHeads;
@@ -428,7 +412,7 @@ static size_t gpu_attend(void* b, unsigned layer, size_t T, size_t pos)
     a.headDim = g->cfg.headDim;
     a.T = T;
     a.pos = pos;
-    a.attStride = g->attCap;
+    a.chunk = gk_att_chunk(pos + T);
     a.kvF32 = g->kvF32;
     return g->d->attend(g->d, &a);
 }
@@ -524,6 +508,11 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
     g->ropeScale = w->ropeScale;
     g->layers = (gpu_layer*)calloc(c->nbLayers, sizeof(gpu_layer));
     if (!g->layers) r = GLYD_ERROR(memory_allocation);
+    if (!glyd_isError(r) && !gk_att_chunk(g->ctx)) {
+        snprintf(why, whyCap, "a context of %llu positions (the GPU's attention takes %llu at most)", g->ctx,
+                 (unsigned long long)GK_ATT_SPLITS * GK_ATT_CHUNK_MAX);
+        r = GLYD_ERROR(parameter_outOfBound);
+    }
     /* the weights must fit, with room for the buffers and the first pages */
     if (!glyd_isError(r) && !glyd_isError(d->memory(d, &total, &avail))) {
         unsigned long long need = glyd_matrixBytes(w->embed) + (w->head != w->embed ? glyd_matrixBytes(w->head) : 0);

@@ -153,48 +153,59 @@ static size_t emu_rotate(const glyd_gpuDevice* d, const gk_rotate* a)
     return 0;
 }
 
+/* A block per (token, head, chunk), then a block per (token, head). */
 static size_t emu_attend(const glyd_gpuDevice* d, const gk_attend* a)
 {
     float const scale = 1.0f / sqrtf((float)a->headDim);
-    uint64_t t;
+    float* const row = (float*)malloc(sizeof(float) * (a->chunk ? a->chunk : 1));
+    uint64_t t, c;
     unsigned h;
     (void)d;
+    RETURN_ERROR_IF(!row, memory_allocation, "attention");
+    for (t = 0; t < a->T; t++)
+        for (h = 0; h < a->nbHeads; h++)
+            for (c = 0; c < gk_att_chunks(a, t); c++) {
+                uint64_t const last = a->pos + t, p0 = c * a->chunk;
+                uint64_t const p1 = GLYD_MIN(p0 + a->chunk, last + 1);
+                float warpMax[GK_ATT_WARPS], warpSum[GK_ATT_WARPS], most, sum;
+                float* const part = gk_att_part(a, t, h, c);
+                unsigned w, j;
+                uint64_t p, i;
+                /* A: scores */
+                for (w = 0; w < GK_ATT_WARPS; w++) {
+                    warpMax[w] = -INFINITY;
+                    for (p = p0 + w; p < p1; p += GK_ATT_WARPS) {
+                        float lane[32];
+                        for (j = 0; j < 32; j++) lane[j] = gk_att_partial(a, t, h, p, j);
+                        row[p - p0] = gk_butterfly_emulated(lane) * scale;
+                        if (row[p - p0] > warpMax[w]) warpMax[w] = row[p - p0];
+                    }
+                }
+                /* B: the largest */
+                most = warpMax[0];
+                for (w = 1; w < GK_ATT_WARPS; w++) if (warpMax[w] > most) most = warpMax[w];
+                /* C: exponentials and their sum */
+                for (w = 0; w < GK_ATT_WARPS; w++) {
+                    warpSum[w] = 0;
+                    for (p = p0 + w; p < p1; p += GK_ATT_WARPS) {
+                        row[p - p0] = expf(row[p - p0] - most);
+                        warpSum[w] += row[p - p0];
+                    }
+                }
+                sum = 0;
+                for (w = 0; w < GK_ATT_WARPS; w++) sum += warpSum[w];
+                /* E: the chunk's output */
+                for (i = 0; i < a->headDim; i++) gk_att_chunk_out(a, t, h, c, row, i);
+                part[a->headDim] = most;
+                part[a->headDim + 1] = sum;
+            }
+    /* F: the chunks merged */
     for (t = 0; t < a->T; t++)
         for (h = 0; h < a->nbHeads; h++) {
-            float* const row = gk_att_row(a, t, h);
-            uint64_t const last = a->pos + t;
-            float warpMax[GK_ATT_WARPS], warpSum[GK_ATT_WARPS], most, sum;
-            unsigned w, j;
-            uint64_t p, i;
-            /* A: scores */
-            for (w = 0; w < GK_ATT_WARPS; w++) {
-                warpMax[w] = -INFINITY;
-                for (p = w; p <= last; p += GK_ATT_WARPS) {
-                    float lane[32];
-                    for (j = 0; j < 32; j++) lane[j] = gk_att_partial(a, t, h, p, j);
-                    row[p] = gk_butterfly_emulated(lane) * scale;
-                    if (row[p] > warpMax[w]) warpMax[w] = row[p];
-                }
-            }
-            /* B: the largest */
-            most = warpMax[0];
-            for (w = 1; w < GK_ATT_WARPS; w++) if (warpMax[w] > most) most = warpMax[w];
-            /* C: exponentials and their sum */
-            for (w = 0; w < GK_ATT_WARPS; w++) {
-                warpSum[w] = 0;
-                for (p = w; p <= last; p += GK_ATT_WARPS) {
-                    row[p] = expf(row[p] - most);
-                    warpSum[w] += row[p];
-                }
-            }
-            sum = 0;
-            for (w = 0; w < GK_ATT_WARPS; w++) sum += warpSum[w];
-            /* D: weights */
-            for (w = 0; w < GK_ATT_WARPS; w++)
-                for (p = w; p <= last; p += GK_ATT_WARPS) row[p] /= sum;
-            /* E: the output */
-            for (i = 0; i < a->headDim; i++) gk_att_out(a, t, h, i);
+            uint64_t i;
+            for (i = 0; i < a->headDim; i++) gk_att_merge(a, t, h, i);
         }
+    free(row);
     return 0;
 }
 

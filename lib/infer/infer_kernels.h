@@ -195,35 +195,60 @@ GK_FN void gk_rot_store(const gk_rotate* a, uint64_t t, unsigned j)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Attention: a block of GK_ATT_WARPS warps per (token, head)                */
+/* Attention: a block of GK_ATT_WARPS warps per (token, head, chunk)         */
 /* ------------------------------------------------------------------------ */
 /*
- * Token t (position P = pos + t) and head h see positions 0..P:
- *   A. warp w takes positions w, w + GK_ATT_WARPS, ...: its lanes' partial
- *      dot products of q and the key, added by the warp's butterfly; the
- *      score into att; the warp's largest score;
- *   B. the block's largest score (the warps' in order);
- *   C. warp w: each of its scores e = exp(score - largest), and their sum
- *      in position order; the block's sum adds the warps' in order;
- *   D. warp w: its weights divided by the sum;
- *   E. thread j: output elements j, j + 32 * GK_ATT_WARPS, ... each the
- *      weights times the values, added in position order.
+ * Token t (position P = pos + t) and head h see positions 0..P, cut into
+ * chunks of `chunk` positions (gk_att_chunk: at most GK_ATT_SPLITS of
+ * them), a block each, so that a long context keeps the whole GPU busy
+ * even for one token. In chunk c's block:
+ *   A. warp w takes the chunk's positions w, w + GK_ATT_WARPS, ...: its
+ *      lanes' partial dot products of q and the key, added by the warp's
+ *      butterfly; the score into the block's row; the warp's largest;
+ *   B. the chunk's largest score m (the warps' in order);
+ *   C. warp w: each of its scores e = exp(score - m), and their sum in
+ *      position order; the chunk's sum l adds the warps' in order;
+ *   E. thread j: the chunk's output elements j, j + 32 * GK_ATT_WARPS, ...,
+ *      each the weights e times the values, added in position order, not
+ *      yet divided; with m and l, into the chunk's part.
+ * Then a block per (token, head) merges the chunks:
+ *   F. thread j: output element i = j, ...: with M the largest of the
+ *      chunks' m, the chunks' outputs times exp(m - M), added in chunk
+ *      order, over their sums l times exp(m - M), likewise.
  */
+#define GK_ATT_SPLITS    64    /* chunks of a (token, head), at most */
+#define GK_ATT_CHUNK_MIN 256   /* positions of a chunk, at least */
+#define GK_ATT_CHUNK_MAX 8192  /* and at most: a chunk's scores fit in 32 KiB of shared memory */
 
 typedef struct {
     const float* q;                   /* (T, nbHeads * headDim) */
     float* out;                       /* (T, nbHeads * headDim) */
-    float* att;                       /* (T, nbHeads, attStride): scores, then weights */
+    float* part;                      /* (T, nbHeads, GK_ATT_SPLITS, headDim + 2): each chunk's
+                                       * output, then its largest score and its sum */
     const void* const* kPages;        /* the layer's page tables */
     const void* const* vPages;
     unsigned nbHeads, nbKvHeads, headDim;
-    uint64_t T, pos, attStride;
+    uint64_t T, pos, chunk;           /* chunk: gk_att_chunk(pos + T) */
     int kvF32;
 } gk_attend;
 
-GK_FN float* gk_att_row(const gk_attend* a, uint64_t t, unsigned h)
+/* Positions per chunk for a batch that sees `positions` positions at most:
+ * a multiple of 32 from GK_ATT_CHUNK_MIN up, few enough for GK_ATT_SPLITS
+ * chunks; 0 past GK_ATT_SPLITS * GK_ATT_CHUNK_MAX positions. */
+GK_FN uint64_t gk_att_chunk(uint64_t positions)
 {
-    return a->att + (t * a->nbHeads + h) * a->attStride;
+    uint64_t c = (positions + GK_ATT_SPLITS - 1) / GK_ATT_SPLITS;
+    c = (c + 31) / 32 * 32;
+    if (c < GK_ATT_CHUNK_MIN) c = GK_ATT_CHUNK_MIN;
+    return c <= GK_ATT_CHUNK_MAX ? c : 0;
+}
+
+/* Chunks that token t sees. */
+GK_FN uint64_t gk_att_chunks(const gk_attend* a, uint64_t t) { return (a->pos + t + a->chunk) / a->chunk; }
+
+GK_FN float* gk_att_part(const gk_attend* a, uint64_t t, unsigned h, uint64_t c)
+{
+    return a->part + ((t * a->nbHeads + h) * GK_ATT_SPLITS + c) * (a->headDim + 2);
 }
 
 /* A: lane's part of the dot product of head h's q (token t) and the key at p. */
@@ -238,17 +263,37 @@ GK_FN float gk_att_partial(const gk_attend* a, uint64_t t, unsigned h, uint64_t 
     return s;
 }
 
-/* E: output element i of head h, token t. */
-GK_FN void gk_att_out(const gk_attend* a, uint64_t t, unsigned h, uint64_t i)
+/* E: chunk c's output element i for head h, token t, from its weights
+ * (row[p - first position]). */
+GK_FN void gk_att_chunk_out(const gk_attend* a, uint64_t t, unsigned h, uint64_t c, const float* row, uint64_t i)
 {
     uint64_t const hd = a->headDim, kvDim = (uint64_t)a->nbKvHeads * hd;
     uint64_t const kvOff = (uint64_t)(h / (a->nbHeads / a->nbKvHeads)) * hd;
-    const float* const w = gk_att_row(a, t, h);
-    uint64_t const last = a->pos + t;
+    uint64_t const p0 = c * a->chunk, last = a->pos + t;
+    uint64_t const p1 = p0 + a->chunk <= last ? p0 + a->chunk : last + 1;
     float o = 0;
     uint64_t p;
-    for (p = 0; p <= last; p++) o += w[p] * gk_cache_get(a->vPages, p, kvOff + i, kvDim, a->kvF32);
-    a->out[(t * a->nbHeads + h) * hd + i] = o;
+    for (p = p0; p < p1; p++) o += row[p - p0] * gk_cache_get(a->vPages, p, kvOff + i, kvDim, a->kvF32);
+    gk_att_part(a, t, h, c)[i] = o;
+}
+
+/* F: output element i of head h, token t, from its chunks. */
+GK_FN void gk_att_merge(const gk_attend* a, uint64_t t, unsigned h, uint64_t i)
+{
+    uint64_t const n = gk_att_chunks(a, t), hd = a->headDim;
+    float most = -INFINITY, sum = 0, o = 0;
+    uint64_t c;
+    for (c = 0; c < n; c++) {
+        float const m = gk_att_part(a, t, h, c)[hd];
+        if (m > most) most = m;
+    }
+    for (c = 0; c < n; c++) {
+        const float* const part = gk_att_part(a, t, h, c);
+        float const f = expf(part[hd] - most);
+        sum += f * part[hd + 1];
+        o += f * part[i];
+    }
+    a->out[(t * a->nbHeads + h) * hd + i] = o / sum;
 }
 
 /* ------------------------------------------------------------------------ */
