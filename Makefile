@@ -101,7 +101,8 @@ valgrind: all $(BUILD)/unit_tests
 	    tensor_ safetensors hf_config pack_ packed_index damaged_packed \
 	    engine_stories260k_logits_from_packed engine_refuses engine_tiny_qwen3_yarn \
 	    tokenizer_from sampler_rules gpu_backend_emulated_stories gpu_backend_emulated_coded \
-	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling
+	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
+	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
