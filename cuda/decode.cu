@@ -484,6 +484,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const ui
         seen[next++ % 4].perSm = perSm;
     }
     /* enough blocks to fill the device, each staging x once and looping */
+    if (items == 0) return cudaSuccess;
     uint64_t blocks = (items + warps - 1) / warps;
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;

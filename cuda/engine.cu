@@ -274,9 +274,12 @@ extern "C" int glyd_cudaLaunchRotate(const gk_rotate* a, void* stream)
 extern "C" int glyd_cudaLaunchAttend(const gk_attend* a, void* stream)
 {
     cudaStream_t const s = (cudaStream_t)stream;
-    unsigned const blocks = (unsigned)(a->T * a->nbHeads), chunks = (unsigned)gk_att_chunks(a, a->T - 1);
+    unsigned blocks, chunks;
     if (a->T == 0) return 0;
-    if (a->chunk == 0 || a->chunk > GK_ATT_CHUNK_MAX || chunks > GK_ATT_SPLITS) return (int)cudaErrorInvalidValue;
+    if (a->chunk == 0 || a->chunk > GK_ATT_CHUNK_MAX) return (int)cudaErrorInvalidValue;
+    blocks = (unsigned)(a->T * a->nbHeads);
+    chunks = (unsigned)gk_att_chunks(a, a->T - 1); /* the last token sees the most */
+    if (chunks > GK_ATT_SPLITS) return (int)cudaErrorInvalidValue;
     attend_kernel<<<dim3(blocks, chunks), 32 * GK_ATT_WARPS, sizeof(float) * a->chunk, s>>>(*a);
     if (cudaPeekAtLastError() == cudaSuccess) attend_merge_kernel<<<blocks, 128, 0, s>>>(*a);
     return (int)cudaGetLastError();

@@ -157,10 +157,12 @@ static size_t emu_rotate(const glyd_gpuDevice* d, const gk_rotate* a)
 static size_t emu_attend(const glyd_gpuDevice* d, const gk_attend* a)
 {
     float const scale = 1.0f / sqrtf((float)a->headDim);
-    float* const row = (float*)malloc(sizeof(float) * (a->chunk ? a->chunk : 1));
+    float* row;
     uint64_t t, c;
     unsigned h;
     (void)d;
+    RETURN_ERROR_IF(!a->chunk || a->chunk > GK_ATT_CHUNK_MAX, parameter_outOfBound, "attention chunk");
+    row = (float*)malloc(sizeof(float) * a->chunk);
     RETURN_ERROR_IF(!row, memory_allocation, "attention");
     for (t = 0; t < a->T; t++)
         for (h = 0; h < a->nbHeads; h++)
