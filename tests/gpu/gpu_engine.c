@@ -6,7 +6,8 @@
  *     logits, prompts (cuBLAS on decoded tiles) and one token at a time
  *     (the fused product); coded weights against plain ones bit for bit
  *     (--exact), both paths; the greedy continuation from BOS, picked on
- *     the device; sampling with candidates picked on the device; the
+ *     the device; 500 positions against the CPU engine (attention in
+ *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
  *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--emulated]
@@ -201,6 +202,32 @@ static int check(const char* fixtures)
                nbGreedy - 1);
         CHECK(ok, "greedy continuation differs at %zu", pos);
         glyd_llmClose(m);
+    }
+    /* a long context: 500 positions, attention in two chunks and their
+     * merge, for a prompt in batches of 100 and then token by token */
+    {
+        glyd_llm* const cpu = open_on(dir, GLYD_GPU_NONE, 0, 0);
+        glyd_llm* const gpu = open_on(dir, g_gpu, 0, 0);
+        static float a[100 * 512], b[100 * 512];
+        int seq[506];
+        double most = 0, mag = 0;
+        size_t k;
+        int ok = cpu && gpu;
+        for (i = 0; i < 506; i++) seq[i] = (int)((i * 37 + 11) % 512);
+        for (i = 0; i < 506 && ok; i += i < 500 ? 100 : 1) {
+            size_t const T = i < 500 ? 100 : 1;
+            ok = !glyd_isError(glyd_llmForward(cpu, seq + i, T, i, a, 0)) &&
+                 !glyd_isError(glyd_llmForward(gpu, seq + i, T, i, b, 0));
+            for (k = 0; ok && k < T * 512; k++) {
+                most = fmax(most, fabs((double)a[k] - b[k]));
+                mag = fmax(mag, fabs((double)a[k]));
+            }
+        }
+        printf("\n500 positions (attention in chunks of 256, merged): max difference from the CPU %.3g, logits up "
+               "to %.3g.\n", most, mag);
+        CHECK(ok && mag > 1 && most < 1e-4 * mag, "long context differs from the CPU");
+        glyd_llmClose(cpu);
+        glyd_llmClose(gpu);
     }
     /* sampling: candidates picked on the device, drawn on the host, against
      * the sampler over the same backend's logits */
