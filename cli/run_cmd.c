@@ -504,6 +504,7 @@ int cli_run(int argc, char** argv)
     int* ids = NULL;
     long nbIds = 0, i;
     float* logits = NULL;
+    int next = 0;
     size_t err;
     int rc = 1;
 
@@ -561,9 +562,14 @@ int cli_run(int argc, char** argv)
             goto done;
         }
     }
-    logits = (float*)malloc((size_t)(o.dump ? nbIds : 1) * info.vocabSize * sizeof(float));
-    if (!logits) { cli_error("out of memory"); goto done; }
-    err = glyd_llmForward(llm, ids, (size_t)nbIds, 0, logits, o.dump != NULL);
+    if (o.dump || o.generate <= 0) {
+        logits = (float*)malloc((size_t)(o.dump ? nbIds : 1) * info.vocabSize * sizeof(float));
+        if (!logits) { cli_error("out of memory"); goto done; }
+        err = glyd_llmForward(llm, ids, (size_t)nbIds, 0, logits, o.dump != NULL);
+    } else {
+        /* the first token picked where the logits are, as the next ones */
+        err = glyd_llmGreedy(llm, ids, (size_t)nbIds, 0, &next);
+    }
     if (glyd_isError(err)) { cli_error("run: %s", glyd_getErrorName(err)); goto done; }
     if (o.dump) {
         /* written whole under a temporary name, then renamed */
@@ -580,9 +586,8 @@ int cli_run(int argc, char** argv)
         if (rename(tmp, o.dump) != 0) { cli_error("%s: %s", o.dump, strerror(errno)); remove(tmp); goto done; }
     }
     if (o.generate > 0) {
-        const float* last = logits + (o.dump ? (size_t)(nbIds - 1) * info.vocabSize : 0);
-        int next = argmax(last, info.vocabSize);
         long g;
+        if (o.dump) next = argmax(logits + (size_t)(nbIds - 1) * info.vocabSize, info.vocabSize);
         for (g = 0; g < o.generate; g++) {
             printf(g ? " %d" : "%d", next);
             if (g + 1 == o.generate) break;

@@ -158,7 +158,7 @@ __global__ void add_kernel(float* __restrict__ x, const float* __restrict__ y, u
 __global__ void swiglu_kernel(float* __restrict__ g, const float* __restrict__ u, uint64_t n)
 {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+        g[i] = gk_swiglu(g[i], u[i]);
 }
 
 __global__ void widen_kernel(const uint16_t* __restrict__ src, uint64_t n, float* __restrict__ out)

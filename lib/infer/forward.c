@@ -601,10 +601,9 @@ static size_t alloc_state(glyd_llm* m)
         FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->embed));
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
         for (l = 0; l < c->nbLayers; l++) {
-            glyd_layer const* const L = &m->layers[l];
-            const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
             unsigned k;
-            for (k = 0; k < 7; k++) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], ws[k]));
+            for (k = 0; k < GLYD_W_KINDS; k++)
+                FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], glyd_layerWeight(&m->layers[l], (glyd_weightKind)k)));
         }
     }
     if (m->nbThreads > 1) {
@@ -639,13 +638,13 @@ static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
     return GLYD_MIN(ctx, (unsigned long long)c->maxPositions);
 }
 
-/* Once the GPU holds the weights, the host's copies (coded blobs, decoding
- * tables) go: the CPU backend is not used again.
+/* The host's copies of the matrices (coded blobs, decoding tables): at
+ * close, or once the GPU holds them (the CPU backend is not used again).
  * Mapped bf16 (plain weights) is the page cache's, not the process's. */
 static void drop_host_weights(glyd_llm* m)
 {
     unsigned l;
-    for (l = 0; l < m->cfg.nbLayers; l++) {
+    for (l = 0; m->layers && l < m->cfg.nbLayers; l++) {
         glyd_layer* const L = &m->layers[l];
         glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
         glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
@@ -680,9 +679,8 @@ static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
     r = glyd_gpuBackendOpen(&w, d, &m->ops, &m->backend, &m->deviceBytes, why, sizeof why);
     m->backendName = p->gpu == GLYD_GPU_EMULATED ? "emulated" : "cuda";
     if (glyd_isError(r)) {
+        /* the backend is left as it was: the CPU's */
         say(p, "GPU: %s", why);
-        m->ops = &kCpuOps;
-        m->backend = m;
         return r;
     }
     drop_host_weights(m);
@@ -774,18 +772,15 @@ void glyd_llmClose(glyd_llm* m)
     if (!m) return;
     if (m->ops && m->ops->close) m->ops->close(m->backend);
     glyd_poolFree(m->pool);
+    drop_host_weights(m);
     if (m->layers) {
         for (l = 0; l < m->cfg.nbLayers; l++) {
             glyd_layer* const L = &m->layers[l];
-            glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
-            glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
             free(L->attnNorm); free(L->mlpNorm); free(L->bq); free(L->bk); free(L->bv);
             free(L->qNorm); free(L->kNorm);
         }
         free(m->layers);
     }
-    glyd_matrixFree(&m->embed);
-    glyd_matrixFree(&m->head);
     free(m->finalNorm);
     if (m->scratch) for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
     free(m->scratch);
@@ -924,14 +919,6 @@ static void rope(float* v, unsigned nbHeads, unsigned headDim, const float* cs, 
     }
 }
 
-static uint16_t f32_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7FFFFFFF) > 0x7F800000) return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
-    return (uint16_t)((u + 0x7FFF + ((u >> 16) & 1)) >> 16);                /* nearest, ties to even */
-}
-
 static float cache_get(const glyd_llm* m, const void* cache, size_t i)
 {
     if (m->kvF32) return ((const float*)cache)[i];
@@ -947,7 +934,7 @@ static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src
 {
     size_t k;
     if (m->kvF32) { memcpy((float*)cache + i, src, n * sizeof(float)); return; }
-    for (k = 0; k < n; k++) ((uint16_t*)cache)[i + k] = f32_to_bf16(src[k]);
+    for (k = 0; k < n; k++) ((uint16_t*)cache)[i + k] = gk_bf16(src[k]); /* as the GPU's cache rounds */
 }
 
 /* Attention of one token at position pos, whose q is given, over the
@@ -1007,13 +994,6 @@ static size_t cpu_norm(void* b, glyd_normKind k, unsigned layer, size_t t0, size
     return 0;
 }
 
-static const glyd_matrix* cpu_weight(const glyd_llm* m, unsigned layer, glyd_weightKind k)
-{
-    glyd_layer const* const L = &m->layers[layer];
-    const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
-    return ws[k];
-}
-
 static size_t cpu_project(void* b, unsigned layer, const glyd_weightKind* kinds, unsigned nbW, size_t T)
 {
     glyd_llm* const m = (glyd_llm*)b;
@@ -1022,7 +1002,7 @@ static size_t cpu_project(void* b, unsigned layer, const glyd_weightKind* kinds,
     unsigned i;
     for (i = 0; i < nbW; i++) {
         float* const outs[7] = { m->q, m->k, m->v, NULL, m->hb, m->hb2, NULL };
-        ws[i] = cpu_weight(m, layer, kinds[i]);
+        ws[i] = glyd_layerWeight(&m->layers[layer], kinds[i]);
         ys[i] = outs[kinds[i]];
         RETURN_ERROR_IF(!ys[i], parameter_outOfBound, "not a projection of xn");
     }
@@ -1076,7 +1056,7 @@ static size_t cpu_residual(void* b, unsigned layer, glyd_weightKind k, size_t T)
     glyd_llm* const m = (glyd_llm*)b;
     size_t const n = T * m->cfg.dim;
     size_t i;
-    FORWARD_IF_ERROR(matmul(m, cpu_weight(m, layer, k), k == GLYD_W_O ? m->ao : m->hb, T, m->xb2));
+    FORWARD_IF_ERROR(matmul(m, glyd_layerWeight(&m->layers[layer], k), k == GLYD_W_O ? m->ao : m->hb, T, m->xb2));
     for (i = 0; i < n; i++) m->x[i] += m->xb2[i];
     return 0;
 }
@@ -1086,10 +1066,7 @@ static size_t cpu_swiglu(void* b, size_t T)
     glyd_llm* const m = (glyd_llm*)b;
     size_t const n = T * m->cfg.hidden;
     size_t i;
-    for (i = 0; i < n; i++) {
-        float const g = m->hb[i];
-        m->hb[i] = g / (1.0f + expf(-g)) * m->hb2[i];
-    }
+    for (i = 0; i < n; i++) m->hb[i] = gk_swiglu(m->hb[i], m->hb2[i]);
     return 0;
 }
 
@@ -1142,7 +1119,10 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
     }
 }
 
-static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
+/* The tokens through in batches of GLYD_BATCH; *lastT (when asked): the
+ * last batch's tokens, whose states the backend holds after. */
+static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits,
+                              size_t* lastT)
 {
     size_t i;
     RETURN_ERROR_IF(n == 0, parameter_outOfBound, "no tokens");
@@ -1153,6 +1133,7 @@ static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t p
         size_t const T = GLYD_MIN((size_t)GLYD_BATCH, n - i);
         float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + T == n ? logits : NULL;
         FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits));
+        if (lastT) *lastT = T;
     }
     return 0;
 }
@@ -1165,19 +1146,19 @@ static size_t host_logits(glyd_llm* m, const int* tokens, size_t n, size_t pos)
         m->logits = (float*)malloc((size_t)m->cfg.vocab * sizeof(float));
         RETURN_ERROR_IF(!m->logits, memory_allocation, "logits");
     }
-    return forward_checked(m, tokens, n, pos, m->logits, 0);
+    return forward_checked(m, tokens, n, pos, m->logits, 0, NULL);
 }
 
 /* The tokens through, then the backend's k candidates for the next one:
  * what a draw needs, without the logits leaving the backend. */
-static size_t backend_candidates(glyd_llm* m, const int* tokens, size_t n, size_t pos, const int* history,
-                                 size_t nbHistory, float penalty, float temperature, unsigned k, float* keys,
+static size_t backend_candidates(glyd_llm* m, const int* tokens, size_t n, size_t pos, const int* penalized,
+                                 size_t nbPenalized, float penalty, float temperature, unsigned k, float* keys,
                                  int* ids)
 {
-    size_t const T = (n - 1) % GLYD_BATCH + 1; /* the last batch's tokens */
-    FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, NULL, 0));
+    size_t T = 0;
+    FORWARD_IF_ERROR(forward_checked(m, tokens, n, pos, NULL, 0, &T));
     FORWARD_IF_ERROR(m->ops->norm(m->backend, GLYD_NORM_FINAL, 0, T - 1, T));
-    return m->ops->candidates(m->backend, T, history, nbHistory, penalty, temperature, k, keys, ids);
+    return m->ops->candidates(m->backend, T, penalized, nbPenalized, penalty, temperature, k, keys, ids);
 }
 
 size_t glyd_llmGreedy(glyd_llm* m, const int* tokens, size_t n, size_t pos, int* next)
@@ -1198,9 +1179,11 @@ size_t glyd_llmSample(glyd_llm* m, const int* tokens, size_t n, size_t pos, glyd
     if (m->ops->candidates && k) {
         float keys[GLYD_SAMPLER_DEVICE_K], penalty, temperature;
         int ids[GLYD_SAMPLER_DEVICE_K];
+        const int* penalized;
+        size_t const nbPenalized = glyd_samplerPenalized(s, history, nbHistory, &penalized);
         glyd_samplerRules(s, &penalty, &temperature);
-        FORWARD_IF_ERROR(backend_candidates(m, tokens, n, pos, history, nbHistory, penalty, temperature, k, keys,
-                                            ids));
+        FORWARD_IF_ERROR(backend_candidates(m, tokens, n, pos, penalized, nbPenalized, penalty, temperature, k,
+                                            keys, ids));
         *next = glyd_samplerPick(s, keys, ids, k);
         return 0;
     }
@@ -1211,5 +1194,5 @@ size_t glyd_llmSample(glyd_llm* m, const int* tokens, size_t n, size_t pos, glyd
 
 size_t glyd_llmForward(glyd_llm* m, const int* tokens, size_t n, size_t pos, float* logits, int allLogits)
 {
-    return forward_checked(m, tokens, n, pos, logits, allLogits);
+    return forward_checked(m, tokens, n, pos, logits, allLogits, NULL);
 }

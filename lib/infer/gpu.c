@@ -36,7 +36,7 @@ typedef struct {
 } gpu_matrix;
 
 typedef struct {
-    gpu_matrix w[7];            /* indexed by glyd_weightKind */
+    gpu_matrix w[GLYD_W_KINDS]; /* indexed by glyd_weightKind */
     float *attnNorm, *mlpNorm;  /* (dim) */
     float *bq, *bk, *bv;        /* (qDim), (kvDim) x2, or NULL */
     float *qNorm, *kNorm;       /* (headDim), or NULL */
@@ -70,6 +70,7 @@ typedef struct {
     uint64_t tileCap;
     /* the paged cache */
     uint64_t maxPages, nbPages; /* pages per layer: the context's, and those taken */
+    int tablesStale;            /* pages taken that the device's tables do not show yet */
     void** kTable;              /* device: (nbLayers, maxPages) page addresses */
     void** vTable;
     void** hostK;               /* the same tables on the host */
@@ -299,12 +300,14 @@ static size_t reserve_pages(gpu_backend* g, uint64_t upto)
     size_t const pageBytes = (size_t)GK_PAGE * c->nbKvHeads * c->headDim * (g->kvF32 ? 4 : 2);
     uint64_t const need = (upto + GK_PAGE - 1) / GK_PAGE;
     size_t const tableBytes = (size_t)(c->nbLayers * g->maxPages) * sizeof(void*);
-    if (need <= g->nbPages) return 0;
+    size_t r = 0;
+    if (need <= g->nbPages && !g->tablesStale) return 0;
     while (g->nbPages < need) {
         uint64_t const nb = GLYD_MIN((uint64_t)PAGES_PER_STEP, g->maxPages - g->nbPages);
         uint8_t* slab;
         uint64_t l, p;
-        FORWARD_IF_ERROR(dev_alloc(g, &slab, (size_t)(2 * c->nbLayers * nb) * pageBytes));
+        r = dev_alloc(g, &slab, (size_t)(2 * c->nbLayers * nb) * pageBytes);
+        if (glyd_isError(r)) break;
         g->slabs[g->nbSlabs++] = slab;
         for (l = 0; l < c->nbLayers; l++)
             for (p = 0; p < nb; p++) {
@@ -312,9 +315,16 @@ static size_t reserve_pages(gpu_backend* g, uint64_t upto)
                 g->hostV[l * g->maxPages + g->nbPages + p] = slab + ((2 * l + 1) * nb + p) * pageBytes;
             }
         g->nbPages += nb;
+        g->tablesStale = 1;
     }
-    FORWARD_IF_ERROR(g->d->upload(g->d, g->kTable, g->hostK, tableBytes));
-    return g->d->upload(g->d, g->vTable, g->hostV, tableBytes);
+    /* the tables as far as pages were taken, a failed step's included; a
+     * failed upload is tried again by the next call */
+    if (g->tablesStale) {
+        FORWARD_IF_ERROR(g->d->upload(g->d, g->kTable, g->hostK, tableBytes));
+        FORWARD_IF_ERROR(g->d->upload(g->d, g->vTable, g->hostV, tableBytes));
+        g->tablesStale = 0;
+    }
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -438,39 +448,23 @@ static size_t gpu_logits(void* b, size_t t0, size_t T, float* out)
     return g->d->download(g->d, out, g->logits, n * sizeof(float));
 }
 
-static int cmp_int(const void* a, const void* b)
-{
-    int const x = *(const int*)a, y = *(const int*)b;
-    return (x > y) - (x < y);
-}
-
-static size_t gpu_candidates(void* b, size_t T, const int* history, size_t nbHistory, float penalty,
+static size_t gpu_candidates(void* b, size_t T, const int* penalized, size_t nbPenalized, float penalty,
                              float temperature, unsigned k, float* keys, int* ids)
 {
     gpu_backend* const g = (gpu_backend*)b;
     glyd_gpuDevice* const d = g->d;
     RETURN_ERROR_IF(k == 0 || k > GLYD_SAMPLER_DEVICE_K || k >= g->cfg.vocab, parameter_outOfBound, "k");
     FORWARD_IF_ERROR(gpu_matmul(g, &g->head, g->xn + (T - 1) * g->cfg.dim, 1, g->logits));
-    if (penalty != 1.0f && nbHistory) {
-        /* each distinct token once, as the CPU sampler penalizes */
-        int* const uniq = (int*)malloc(nbHistory * sizeof(int));
-        size_t i, nbIds = 0, n = 0, r = 0;
-        RETURN_ERROR_IF(!uniq, memory_allocation, "history");
-        for (i = 0; i < nbHistory; i++)
-            if (history[i] >= 0 && (unsigned)history[i] < g->cfg.vocab) uniq[nbIds++] = history[i];
-        qsort(uniq, nbIds, sizeof(int), cmp_int);
-        for (i = 0; i < nbIds; i++) if (n == 0 || uniq[i] != uniq[n - 1]) uniq[n++] = uniq[i];
-        if (n > g->historyCap) {
+    if (penalty != 1.0f && nbPenalized) {
+        if (nbPenalized > g->historyCap) {
             d->free(d, g->history);
             g->history = NULL;
             g->historyCap = 0;
-            r = dev_alloc(g, &g->history, 2 * n * sizeof(int));
-            if (!glyd_isError(r)) g->historyCap = 2 * n;
+            FORWARD_IF_ERROR(dev_alloc(g, &g->history, 2 * nbPenalized * sizeof(int)));
+            g->historyCap = 2 * nbPenalized;
         }
-        if (!glyd_isError(r) && n) r = d->upload(d, g->history, uniq, n * sizeof(int));
-        free(uniq);
-        FORWARD_IF_ERROR(r);
-        if (n) FORWARD_IF_ERROR(d->penalize(d, g->logits, g->history, n, penalty));
+        FORWARD_IF_ERROR(d->upload(d, g->history, penalized, nbPenalized * sizeof(int)));
+        FORWARD_IF_ERROR(d->penalize(d, g->logits, g->history, nbPenalized, penalty));
     }
     if (!(temperature > 0)) {
         /* greedy: the largest after the penalty */
@@ -513,14 +507,13 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
                  (unsigned long long)GK_ATT_SPLITS * GK_ATT_CHUNK_MAX);
         r = GLYD_ERROR(parameter_outOfBound);
     }
-    /* the weights must fit, with room for the buffers and the first pages */
+    /* the weights must fit in the free memory (the buffers, tables and
+     * pages, far smaller, are checked as they are taken) */
     if (!glyd_isError(r) && !glyd_isError(d->memory(d, &total, &avail))) {
         unsigned long long need = glyd_matrixBytes(w->embed) + (w->head != w->embed ? glyd_matrixBytes(w->head) : 0);
-        for (l = 0; l < c->nbLayers; l++) {
-            glyd_layer const* const L = &w->layers[l];
-            const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
-            for (k = 0; k < 7; k++) need += glyd_matrixBytes(ws[k]);
-        }
+        for (l = 0; l < c->nbLayers; l++)
+            for (k = 0; k < GLYD_W_KINDS; k++)
+                need += glyd_matrixBytes(glyd_layerWeight(&w->layers[l], (glyd_weightKind)k));
         if (need > avail) {
             snprintf(why, whyCap, "the weights take %.1f MiB, the GPU has %.1f MiB free", need / 1048576.0,
                      avail / 1048576.0);
@@ -535,8 +528,8 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
     for (l = 0; l < c->nbLayers && !glyd_isError(r); l++) {
         glyd_layer const* const L = &w->layers[l];
         gpu_layer* const G = &g->layers[l];
-        const glyd_matrix* const ws[7] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
-        for (k = 0; k < 7 && !glyd_isError(r); k++) r = upload_matrix(g, &G->w[k], ws[k], why, whyCap);
+        for (k = 0; k < GLYD_W_KINDS && !glyd_isError(r); k++)
+            r = upload_matrix(g, &G->w[k], glyd_layerWeight(L, (glyd_weightKind)k), why, whyCap);
         if (!glyd_isError(r)) r = upload_floats(g, &G->attnNorm, L->attnNorm, c->dim, 1);
         if (!glyd_isError(r)) r = upload_floats(g, &G->mlpNorm, L->mlpNorm, c->dim, 1);
         if (!glyd_isError(r) && c->qkvBias) {

@@ -223,7 +223,7 @@ static size_t emu_swiglu(const glyd_gpuDevice* d, float* g, const float* u, size
 {
     size_t i;
     (void)d;
-    for (i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+    for (i = 0; i < n; i++) g[i] = gk_swiglu(g[i], u[i]);
     return 0;
 }
 

@@ -126,6 +126,14 @@ typedef struct {
 
 typedef enum { GLYD_NORM_ATTN, GLYD_NORM_MLP, GLYD_NORM_FINAL } glyd_normKind;
 typedef enum { GLYD_W_Q, GLYD_W_K, GLYD_W_V, GLYD_W_O, GLYD_W_GATE, GLYD_W_UP, GLYD_W_DOWN } glyd_weightKind;
+#define GLYD_W_KINDS 7
+
+/* A layer's matrix of kind k. */
+static inline const glyd_matrix* glyd_layerWeight(const glyd_layer* L, glyd_weightKind k)
+{
+    const glyd_matrix* const ws[GLYD_W_KINDS] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->wGate, &L->wUp, &L->wDown };
+    return ws[k];
+}
 
 typedef struct {
     const char* name;
@@ -149,11 +157,12 @@ typedef struct {
     size_t (*logits)(void* b, size_t t0, size_t T, float* out);
     /* the sampler's candidates from the logits of xn[T - 1], without the
      * logits leaving the backend (glyd_samplerDeviceK's k of them, after
-     * the penalty on the distinct tokens of history; temperature 0: the
-     * largest, the first of equals): keys and ids into host memory. NULL
-     * where the backend has the logits at hand (CPU). */
-    size_t (*candidates)(void* b, size_t T, const int* history, size_t nbHistory, float penalty, float temperature,
-                         unsigned k, float* keys, int* ids);
+     * the penalty on the penalized tokens, distinct and in the vocabulary
+     * (glyd_samplerPenalized); temperature 0: the largest, the first of
+     * equals): keys and ids into host memory. NULL where the backend has
+     * the logits at hand (CPU). */
+    size_t (*candidates)(void* b, size_t T, const int* penalized, size_t nbPenalized, float penalty,
+                         float temperature, unsigned k, float* keys, int* ids);
     void (*close)(void* b);
 } glyd_backendOps;
 
@@ -263,6 +272,10 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
 unsigned glyd_samplerDeviceK(const glyd_sampler* s, size_t vocab);
 /* The penalty (1: none) and the temperature the backend applies. */
 void glyd_samplerRules(const glyd_sampler* s, float* penalty, float* temperature);
+/* The tokens of the history that the penalty applies to, each once, in the
+ * order they first occur (*ids: the sampler's, until its next call); 0 when
+ * there is no penalty. */
+size_t glyd_samplerPenalized(glyd_sampler* s, const int* history, size_t nbHistory, const int** ids);
 /* The draw from those k candidates: what glyd_samplerSample would draw
  * from every logit, the generator's state moving alike. */
 int glyd_samplerPick(glyd_sampler* s, const float* logits, const int* ids, size_t k);

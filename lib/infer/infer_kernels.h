@@ -39,8 +39,8 @@ GK_FN uint32_t gk_float_bits(float f)
 #endif
 }
 
-/* fp32 to bf16, to nearest with ties to even; a NaN stays a NaN (the CPU
- * engine's rounding). */
+/* fp32 to bf16, to nearest with ties to even; a NaN stays a NaN: the
+ * rounding of both engines' caches. */
 GK_FN uint16_t gk_bf16(float f)
 {
     uint32_t const u = gk_float_bits(f);
@@ -346,6 +346,9 @@ GK_FN uint64_t gk_argmax_final(const float* x, uint64_t n, const uint64_t* parti
  */
 
 #define GK_TOPK_THREADS 1024
+
+/* silu(g) * u: SwiGLU's product, the same on every backend. */
+GK_FN float gk_swiglu(float g, float u) { return g / (1.0f + expf(-g)) * u; }
 
 GK_FN float gk_penalized(float x, float penalty) { return x > 0 ? x / penalty : x * penalty; }
 

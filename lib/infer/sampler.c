@@ -17,6 +17,7 @@ struct glyd_sampler_s {
     candidate* cand;       /* (vocab) best first, once sorted */
     float* prob;           /* (vocab) */
     uint32_t* penalized;   /* (vocab) the call that last penalized each token */
+    int* distinct;         /* (vocab) the tokens the last call penalized */
     uint32_t call;
 };
 
@@ -30,7 +31,8 @@ glyd_sampler* glyd_samplerCreate(const glyd_samplerParams* p, size_t vocab)
     s->cand = (candidate*)malloc(vocab * sizeof(candidate));
     s->prob = (float*)malloc(vocab * sizeof(float));
     s->penalized = (uint32_t*)calloc(vocab, sizeof(uint32_t));
-    if (!s->cand || !s->prob || !s->penalized) { glyd_samplerFree(s); return NULL; }
+    s->distinct = (int*)malloc(vocab * sizeof(int));
+    if (!s->cand || !s->prob || !s->penalized || !s->distinct) { glyd_samplerFree(s); return NULL; }
     return s;
 }
 
@@ -40,6 +42,7 @@ void glyd_samplerFree(glyd_sampler* s)
     free(s->cand);
     free(s->prob);
     free(s->penalized);
+    free(s->distinct);
     free(s);
 }
 
@@ -102,26 +105,36 @@ static int pick(glyd_sampler* s, size_t n, float m)
     return (int)s->cand[i].id;
 }
 
+size_t glyd_samplerPenalized(glyd_sampler* s, const int* history, size_t nbHistory, const int** ids)
+{
+    float const penalty = s->p.repetitionPenalty;
+    size_t i, n = 0;
+    *ids = s->distinct;
+    if (!(penalty > 0 && penalty != 1.0f)) return 0;
+    /* once per token however often it occurred (transformers gathers, then
+     * scatters the same values back): a mark per token, stamped with this
+     * call's number, keeps the pass linear in the history */
+    if (++s->call == 0) {
+        memset(s->penalized, 0, s->vocab * sizeof(uint32_t));
+        s->call = 1;
+    }
+    for (i = 0; i < nbHistory; i++) {
+        int const t = history[i];
+        if (t < 0 || (size_t)t >= s->vocab || s->penalized[t] == s->call) continue;
+        s->penalized[t] = s->call;
+        s->distinct[n++] = t;
+    }
+    return n;
+}
+
 int glyd_samplerSample(glyd_sampler* s, float* logits, const int* history, size_t nbHistory)
 {
     size_t const V = s->vocab;
     size_t i, n, best = 0;
     float const penalty = s->p.repetitionPenalty;
-    if (penalty > 0 && penalty != 1.0f) {
-        /* once per token however often it occurred (transformers gathers,
-         * then scatters the same values back): a mark per token, stamped
-         * with this call's number, keeps the pass linear in the history */
-        if (++s->call == 0) {
-            memset(s->penalized, 0, V * sizeof(uint32_t));
-            s->call = 1;
-        }
-        for (i = 0; i < nbHistory; i++) {
-            int const t = history[i];
-            if (t < 0 || (size_t)t >= V || s->penalized[t] == s->call) continue;
-            s->penalized[t] = s->call;
-            logits[t] = logits[t] > 0 ? logits[t] / penalty : logits[t] * penalty;
-        }
-    }
+    const int* ids;
+    size_t const nbIds = glyd_samplerPenalized(s, history, nbHistory, &ids);
+    for (i = 0; i < nbIds; i++) logits[ids[i]] = gk_penalized(logits[ids[i]], penalty);
     for (i = 1; i < V; i++) if (logits[i] > logits[best]) best = i;
     if (!(s->p.temperature > 0)) return (int)best;
 
