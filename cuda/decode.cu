@@ -121,7 +121,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     for (uint64_t u = u0 + blockIdx.x; u < u1; u += gridDim.x) {
         uint64_t const a = u * t.unitSize;
-        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        uint64_t const b = gk_unit_end(&t, u);
         uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
         uint64_t esc = gk_unit_start(blob, &t, u);
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
@@ -162,7 +162,7 @@ __global__ void nibble_kernel(uint8_t* __restrict__ blob, gk_tensor t)
     __shared__ typename Scan::TempStorage scan;
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
         uint64_t const a = u * t.unitSize;
-        uint64_t const b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        uint64_t const b = gk_unit_end(&t, u);
         uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
         uint64_t esc = gk_unit_start(blob, &t, u);
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
@@ -221,24 +221,27 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
                 gk_huf_unit_run(blob, &t, codes, runs, u, k, g.a, g.b, unit, g.a);
             __syncthreads();
         }
+        if (!HUFFMAN) {
+            /* each item's escapes start after those of the items before it */
+            for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
+                uint64_t ia, ib;
+                uint32_t n = 0;
+                gk_gemv_item(&g, it, &ia, &ib);
+                for (uint64_t q = (ia >> 5) + lane; ia < ib && q <= (ib - 1) >> 5; q += 32)
+                    n += gk_popc(gk_escapes(blob, &t, q, ia, ib));
+                for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
+                if (lane == 0) before[it + 1] = n;
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                before[0] = 0;
+                for (uint64_t it = 1; it <= g.nbItems; it++) before[it] += before[it - 1];
+            }
+            __syncthreads();
+        }
         for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
             uint64_t ia, ib;
-            uint32_t n = 0;
-            gk_gemv_item(&g, it, &ia, &ib);
-            for (uint64_t q = (ia >> 5) + lane; !HUFFMAN && ia < ib && q <= (ib - 1) >> 5; q += 32)
-                n += gk_popc(gk_escapes(blob, &t, q, ia, ib));
-            for (int m = 16; m; m >>= 1) n += __shfl_xor_sync(0xFFFFFFFFu, n, m);
-            if (lane == 0) before[it + 1] = n;
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            before[0] = 0;
-            for (uint64_t it = 1; it <= g.nbItems; it++) before[it] += before[it - 1];
-        }
-        __syncthreads();
-        for (uint64_t it = warp; it < g.nbItems; it += GEMV_WARPS) {
-            uint64_t ia, ib;
-            uint64_t esc = (HUFFMAN ? 0 : gk_escapes_before(blob, &t, u)) + before[it];
+            uint64_t esc = HUFFMAN ? 0 : gk_escapes_before(blob, &t, u) + before[it];
             float acc[GEMV_MAX_BATCH];
             gk_gemv_item(&g, it, &ia, &ib);
             uint64_t const col0 = (ia / cols) * cols;
@@ -301,6 +304,7 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
 
 /* What launches need of the current device, asked once per device. */
 typedef struct {
+    int device;
     int sms;         /* multiprocessors */
     size_t smemMost; /* shared memory a block may have (opted in) */
 } device_limits;
@@ -319,6 +323,7 @@ static cudaError_t limits(device_limits* out)
         (e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)) != cudaSuccess)
         return e;
     out->smemMost = (size_t)v;
+    out->device = device;
     if (device < 16) known[device] = *out;
     return cudaSuccess;
 }
@@ -359,7 +364,7 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
         uint16_t* unit = NULL;
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             unit = codes + (1u << GK_HUF_MAX_BITS) + (size_t)warp * t.unitSize;
-            uint64_t const unitEnd = unitStart + t.unitSize < t.nbElements ? unitStart + t.unitSize : t.nbElements;
+            uint64_t const unitEnd = gk_unit_end(&t, u);
             __syncwarp(); /* the last unit's reads are done */
             for (uint64_t k = lane; k < gk_huf_runs_per_unit(&t); k += 32)
                 gk_huf_unit_run(blob, &t, codes, runs, u, k, unitStart, unitEnd, unit, unitStart);
@@ -458,33 +463,36 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const ui
                                float* parts, unsigned warps, size_t smem, const device_limits* dev,
                                cudaStream_t stream)
 {
-    /* the shared memory limit raised once; blocks per multiprocessor for
-     * the last few block shapes (an engine asks for the same few) */
-    static int ready;
-    static struct { size_t smem; unsigned warps; int perSm; } seen[4];
+    /* the shared memory limit raised once per device; blocks per
+     * multiprocessor for the last few block shapes and devices (an engine
+     * asks for the same few). Not for host threads launching at once. */
+    static unsigned ready; /* a bit per device */
+    static struct { int device; size_t smem; unsigned warps; int perSm; } seen[4];
     static unsigned next;
     uint64_t const perRow = cols / gk_rows_span(t, cols), items = perRow > 1 ? rows : t->nbUnits;
     int perSm = 0;
     unsigned k;
     cudaError_t e;
-    if (!ready) {
+    if (items == 0) return cudaSuccess;
+    if (dev->device >= 32 || !((ready >> dev->device) & 1)) {
         e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)dev->smemMost);
         if (e != cudaSuccess) return e;
-        ready = 1;
+        if (dev->device < 32) ready |= 1u << dev->device;
     }
     for (k = 0; k < 4 && !perSm; k++)
-        if (seen[k].smem == smem && seen[k].warps == warps) perSm = seen[k].perSm;
+        if (seen[k].perSm && seen[k].device == dev->device && seen[k].smem == smem && seen[k].warps == warps)
+            perSm = seen[k].perSm;
     if (!perSm) {
         e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem);
         if (e != cudaSuccess) return e;
         if (!perSm) return cudaErrorInvalidConfiguration;
+        seen[next % 4].device = dev->device;
         seen[next % 4].smem = smem;
         seen[next % 4].warps = warps;
         seen[next++ % 4].perSm = perSm;
     }
     /* enough blocks to fill the device, each staging x once and looping */
-    if (items == 0) return cudaSuccess;
     uint64_t blocks = (items + warps - 1) / warps;
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
@@ -636,7 +644,7 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
     for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < (u1 - u0) * rpu;
          r += (uint64_t)gridDim.x * blockDim.x) {
         uint64_t const u = u0 + r / rpu;
-        uint64_t const a = u * t.unitSize, b = a + t.unitSize < t.nbElements ? a + t.unitSize : t.nbElements;
+        uint64_t const a = u * t.unitSize, b = gk_unit_end(&t, u);
         gk_huf_unit_run(blob, &t, table, runs, u, r % rpu, a, b, out, u0 * t.unitSize);
     }
 }
@@ -658,6 +666,12 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
                                    unsigned batch, float* y, float* parts, void* stream)
 {
     cudaStream_t const s = (cudaStream_t)stream;
+    if (t->nbElements == 0) return 0;
+    /* the Huffman kernels decode whole units into shared memory through
+     * the run index: the emulation's conditions, checked here as well */
+    if (t->layout == GK_LAYOUT_HUFFMAN &&
+        (!table || (!runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
+        return (int)cudaErrorInvalidValue;
     if (gk_rows_fits(t, cols)) {
         cudaError_t const e = gemv_rows(blob, t, table, runs, rows, cols, x, batch, y, parts, s);
         if (e != cudaSuccess) return (int)e;

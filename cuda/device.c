@@ -108,7 +108,7 @@ static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_te
                        const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
     uint64_t const first = u0 * t->unitSize;
-    uint64_t const n = (u1 * t->unitSize < t->nbElements ? u1 * t->unitSize : t->nbElements) - first;
+    uint64_t const n = gk_unit_end(t, u1 - 1) - first;
     const uint16_t* src = (const uint16_t*)(const void*)blob + first;
     if (t->layout == GK_LAYOUT_HUFFMAN) {
         FORWARD_IF_ERROR(check(d, glyd_cudaLaunchDecodeRuns(blob, t, table, runs, u0, u1, bf16, STATE(d)->stream),

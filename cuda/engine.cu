@@ -254,6 +254,7 @@ static unsigned elementwise_grid(uint64_t n)
 extern "C" int glyd_cudaLaunchEmbed(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const int* tokens,
                                     size_t T, float* x, void* stream)
 {
+    if (T == 0) return 0;
     embed_kernel<<<(unsigned)T, 32, 0, (cudaStream_t)stream>>>(blob, *t, cols, tokens, x);
     return (int)cudaGetLastError();
 }
@@ -267,6 +268,7 @@ extern "C" int glyd_cudaLaunchRmsnorm(const gk_rmsnorm* a, void* stream)
 
 extern "C" int glyd_cudaLaunchRotate(const gk_rotate* a, void* stream)
 {
+    if (a->T == 0) return 0;
     rotate_kernel<<<(unsigned)a->T, GK_ROT_THREADS, 0, (cudaStream_t)stream>>>(*a);
     return (int)cudaGetLastError();
 }

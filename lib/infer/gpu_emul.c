@@ -64,7 +64,7 @@ static size_t emu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tenso
 static size_t emu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
                         const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
-    uint64_t const n = GLYD_MIN(u1 * t->unitSize, t->nbElements) - u0 * t->unitSize;
+    uint64_t const n = gk_unit_end(t, u1 - 1) - u0 * t->unitSize;
     uint64_t i;
     (void)d;
     if (t->layout == GK_LAYOUT_HUFFMAN) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u0, u1, bf16);

@@ -59,7 +59,7 @@ static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint64_t u0, u
     uint64_t u;
     for (u = u0; u < u1; u++) {
         uint64_t const a = u * t->unitSize;
-        uint64_t const b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const b = gk_unit_end(t, u);
         uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, t, u + 1);
         uint64_t g0, esc = gk_unit_start(blob, t, u);
         for (g0 = a >> 5; g0 <= last; g0 += EMU_BLOCK) {
@@ -87,7 +87,7 @@ void glyd_tensorEmulateDecodeUnits(const void* blob, const gk_tensor* t, uint64_
 {
     if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, u0, u1, out);
     else memcpy(out, (const uint8_t*)blob + 2 * u0 * t->unitSize,
-                2 * (GLYD_MIN(u1 * t->unitSize, t->nbElements) - u0 * t->unitSize));
+                2 * (gk_unit_end(t, u1 - 1) - u0 * t->unitSize));
 }
 
 size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint16_t* table, uint16_t* runs)
@@ -97,19 +97,17 @@ size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint1
     uint64_t u;
     RETURN_ERROR_IF(t->layout != GK_LAYOUT_HUFFMAN, parameter_outOfBound, "not the Huffman layout");
     for (u = 0; u < t->nbUnits; u++) {
-        uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const a = u * t->unitSize, b = gk_unit_end(t, u);
         uint64_t const start = 8 * gk_unit_start(blob, t, u);
-        uint64_t bit = start, i, k;
+        uint64_t bit = start, k;
         for (k = 0; k < rpu; k++) {
             uint64_t const i0 = GLYD_MIN(a + k * GK_HUF_RUN, b), i1 = GLYD_MIN(i0 + GK_HUF_RUN, b);
             /* 16 bits: a unit of at most 5957 elements always fits (11-bit
              * codes); a longer one only when its codes are short enough */
             RETURN_ERROR_IF(bit - start > 0xFFFF, parameter_outOfBound, "a unit's stream is over 65535 bits");
             if (k) runs[u * (rpu - 1) + k - 1] = (uint16_t)(bit - start);
-            for (i = i0; i < i1; i++) {
-                unsigned const len = table[gk_peek(blob + t->streams, t->streamBytes, bit) >> (32 - t->maxBits)] >> 8;
-                bit += len ? len : 1;
-            }
+            /* the run's symbols walked as the kernels decode them, none kept */
+            bit = gk_huffman_run(blob, t, table, bit, i0, i1, 0, 0, NULL, 0);
         }
     }
     return 0;
@@ -124,7 +122,7 @@ size_t glyd_tensorNibbleForm(void* blob, gk_tensor* t)
     for (u = 0; u < t->nbUnits; u++) {
         /* as the kernel's block for unit u does: each group's escapes after
          * those of the groups before it */
-        uint64_t const a = u * t->unitSize, e = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const a = u * t->unitSize, e = gk_unit_end(t, u);
         uint64_t const nbEsc = gk_unit_start(b, t, u + 1);
         uint64_t esc = gk_unit_start(b, t, u);
         for (g = a / 32; g < (e + 31) / 32; g++) {
@@ -309,7 +307,7 @@ void glyd_tensorEmulateDecodeRuns(const void* blob, const gk_tensor* t, const ui
 {
     uint64_t u;
     for (u = u0; u < u1; u++) {
-        uint64_t const a = u * t->unitSize, b = GLYD_MIN(a + t->unitSize, t->nbElements);
+        uint64_t const a = u * t->unitSize, b = gk_unit_end(t, u);
         uint64_t k;
         for (k = 0; k < gk_huf_runs_per_unit(t); k++)
             gk_huf_unit_run((const uint8_t*)blob, t, table, runs, u, k, a, b, out, u0 * t->unitSize);

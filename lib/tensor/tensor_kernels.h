@@ -88,6 +88,13 @@ static inline float gk_butterfly_emulated(float lane[32])
 }
 #endif
 
+/* The end of unit u's elements (the last unit may be short). */
+GK_FN uint64_t gk_unit_end(const gk_tensor* t, uint64_t u)
+{
+    uint64_t const b = (u + 1) * t->unitSize;
+    return b < t->nbElements ? b : t->nbElements;
+}
+
 /* Escapes before unit u (the fast layout), or where its stream starts. */
 GK_FN uint64_t gk_unit_start(const uint8_t* blob, const gk_tensor* t, uint64_t u)
 {
@@ -219,35 +226,49 @@ GK_FN uint32_t gk_lanes(uint64_t g, uint64_t a, uint64_t b)
     return lo >= hi ? 0 : upto & ~((1u << lo) - 1);
 }
 
-/* The escapes of group g within [a, b), as a mask in the form's order: a
- * thread's count for the block's prefix sum, and each escape's rank. */
-GK_FN uint32_t gk_fast_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
+/* A group's code words, read once for all its elements. */
+typedef struct {
+    uint32_t w0, w1, w2;
+    uint32_t escapes;   /* those within the range asked for, in the form's order */
+} gk_group_codes;
+
+/* Group g's code words, and its escapes within [a, b). */
+GK_FN gk_group_codes gk_fast_codes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
 {
     const uint8_t* const p = blob + t->codePlanes + 12 * g;
-    uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
-    uint32_t all;
+    gk_group_codes c;
+    c.w0 = gk_read32(p);
+    c.w1 = gk_read32(p + 4);
+    c.w2 = gk_read32(p + 8);
     if (t->codeForm == GK_CODES_NIBBLES) {
         uint32_t sel[4];
-        gk_nibble_selectors(w0, w1, w2, sel);
-        all = gk_nibble_escapes(sel);
+        gk_nibble_selectors(c.w0, c.w1, c.w2, sel);
+        c.escapes = gk_nibble_escapes(sel);
     } else {
-        all = w0 & w1 & w2;
+        c.escapes = c.w0 & c.w1 & c.w2;
     }
-    return all & gk_form_mask(t, gk_lanes(g, a, b));
+    c.escapes &= gk_form_mask(t, gk_lanes(g, a, b));
+    return c;
 }
 
-/* Element j of group g (within [a, b)) as bf16 bits: esc is the escape
- * number of the group's first escape in [a, b) (in the form's order). */
-GK_FN uint32_t gk_fast_element(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a,
-                               uint64_t b, uint64_t esc, uint64_t nbEsc)
+/* The escapes of group g within [a, b), as a mask in the form's order: a
+ * thread's count for the block's prefix sum. */
+GK_FN uint32_t gk_fast_escapes(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b)
 {
-    const uint8_t* const p = blob + t->codePlanes + 12 * g;
-    unsigned const c = gk_code(t, gk_read32(p), gk_read32(p + 4), gk_read32(p + 8), j);
+    return gk_fast_codes(blob, t, g, a, b).escapes;
+}
+
+/* Element j of group g (codes c) as bf16 bits: esc is the escape number of
+ * the group's first escape in the range c was read for. */
+GK_FN uint32_t gk_fast_element(const uint8_t* blob, const gk_tensor* t, uint64_t g, const gk_group_codes* c,
+                               unsigned j, uint64_t esc, uint64_t nbEsc)
+{
+    unsigned const code = gk_code(t, c->w0, c->w1, c->w2, j);
     unsigned const r = blob[t->planes + 32 * g + j];
-    unsigned e = t->fastSymbols[c];
-    if (c == 7) {
+    unsigned e = t->fastSymbols[code];
+    if (code == 7) {
         /* the escapes ranked before j's come first */
-        esc += gk_popc(gk_fast_escapes(blob, t, g, a, b) & ((1u << gk_code_bit(t, j)) - 1));
+        esc += gk_popc(c->escapes & ((1u << gk_code_bit(t, j)) - 1));
         e = esc < nbEsc ? blob[t->escapes + esc] : 0;
     }
     return (r & 0x80) << 8 | e << 7 | (r & 0x7F);
@@ -258,10 +279,11 @@ GK_FN uint32_t gk_fast_element(const uint8_t* blob, const gk_tensor* t, uint64_t
 GK_FN void gk_fast_group(const uint8_t* blob, const gk_tensor* t, uint64_t g, uint64_t a, uint64_t b,
                          uint64_t esc, uint64_t nbEsc, uint16_t* out, uint64_t origin)
 {
+    gk_group_codes const c = gk_fast_codes(blob, t, g, a, b);
     uint32_t const lanes = gk_lanes(g, a, b);
     unsigned j;
     for (j = 0; j < 32; j++)
-        if ((lanes >> j) & 1) out[32 * g + j - origin] = (uint16_t)gk_fast_element(blob, t, g, j, a, b, esc, nbEsc);
+        if ((lanes >> j) & 1) out[32 * g + j - origin] = (uint16_t)gk_fast_element(blob, t, g, &c, j, esc, nbEsc);
 }
 
 /* The escapes of elements [a, b) (whole groups or parts), counted. */
@@ -279,8 +301,10 @@ GK_FN uint64_t gk_fast_count(const uint8_t* blob, const gk_tensor* t, uint64_t a
 GK_FN uint32_t gk_fast_lane(const uint8_t* blob, const gk_tensor* t, uint64_t g, unsigned j, uint64_t a,
                             uint64_t b, uint64_t esc, uint64_t nbEsc)
 {
+    gk_group_codes c;
     if (!((gk_lanes(g, a, b) >> j) & 1)) return 0;
-    return gk_fast_element(blob, t, g, j, a, b, esc, nbEsc) << 16;
+    c = gk_fast_codes(blob, t, g, a, b);
+    return gk_fast_element(blob, t, g, &c, j, esc, nbEsc) << 16;
 }
 
 /* The same for a matrix read by products, coded in the fast layout or
@@ -340,7 +364,7 @@ GK_FN gk_gemv_unit gk_gemv_plan(const gk_tensor* t, uint64_t u, uint64_t cols, u
 {
     gk_gemv_unit g;
     g.a = u * t->unitSize;
-    g.b = g.a + t->unitSize < t->nbElements ? g.a + t->unitSize : t->nbElements;
+    g.b = gk_unit_end(t, u);
     g.whole = t->unitSize >= cols;
     g.segLen = g.whole ? cols : g.b - g.a;
     g.nbSeg = g.whole ? (g.b - g.a) / cols : 1;
@@ -411,7 +435,7 @@ GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16
                            uint16_t* out)
 {
     uint64_t const a = u * t->unitSize;
-    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    uint64_t const b = gk_unit_end(t, u);
     gk_huffman_run(blob, t, table, 8 * gk_unit_start(blob, t, u), a, b, a, b, out, 0);
 }
 
@@ -441,7 +465,7 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
                            uint64_t u, uint64_t k, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
 {
     uint64_t const a = u * t->unitSize;
-    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    uint64_t const b = gk_unit_end(t, u);
     uint64_t const i0 = a + k * GK_HUF_RUN, i1 = i0 + GK_HUF_RUN < b ? i0 + GK_HUF_RUN : b;
     uint64_t const bit = 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
     if (i0 < b) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
@@ -535,7 +559,7 @@ GK_FN int gk_rows_fits(const gk_tensor* t, uint64_t cols)
 GK_FN uint64_t gk_rows_in_unit(const gk_tensor* t, uint64_t cols, uint64_t u)
 {
     uint64_t const a = u * t->unitSize;
-    uint64_t const b = a + t->unitSize < t->nbElements ? a + t->unitSize : t->nbElements;
+    uint64_t const b = gk_unit_end(t, u);
     return t->unitSize < cols ? 1 : (b - a) / cols;
 }
 
