@@ -66,36 +66,44 @@ static size_t cuda_failed(cudaError_t e, const char* what)
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* A whole group of a fast-layout blob with its codes as nibbles (sel, its
- * escape mask m) rebuilt into pairs of bf16 (tensor_kernels.h): its escapes
- * from number mine on (never past nbEsc), patched byte by byte through
- * the thread's slot of 8 words of shared memory. */
-__device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t q,
-                                             const uint32_t sel[4], uint32_t m, uint64_t mine, uint64_t nbEsc,
-                                             uint32_t symLo, uint32_t symHi, uint32_t* slot, uint32_t pairs[16])
+/* Group q's sign-and-mantissa bytes, elements 4k .. 4k + 3 in raw[k]. */
+__device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t q,
+                                             uint32_t raw[8])
 {
-    uint32_t ex[8], raw[8];
-    gk_group_exponents(sel, symLo, symHi, ex);
-    if (m) {
-#pragma unroll
-        for (int k = 0; k < 8; k++) slot[k] = ex[k];
-        /* escapes left in the unit, whatever a corrupt count says */
-        const uint8_t* const e = blob + t.escapes + mine;
-        uint32_t const left = mine < nbEsc ? (uint32_t)(nbEsc - mine < 32 ? nbEsc - mine : 32) : 0;
-        for (uint32_t k = 0; m; k++) {
-            unsigned const j = gk_nibble_element(__ffs(m) - 1);
-            m &= m - 1;
-            ((uint8_t*)slot)[j] = k < left ? e[k] : 0;
-        }
-#pragma unroll
-        for (int k = 0; k < 8; k++) ex[k] = slot[k];
-    }
     const uint2* const rp = (const uint2*)(blob + t.planes + 32 * q);
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         uint2 const d = __ldg(rp + k);
         raw[2 * k] = d.x;
         raw[2 * k + 1] = d.y;
+    }
+}
+
+/* A whole group of a fast-layout blob with its codes as nibbles (sel, its
+ * escape mask m) and its planes (raw) rebuilt into pairs of bf16
+ * (tensor_kernels.h): its escapes from number mine on (never past nbEsc),
+ * from the step's window (words of it in shared memory, from escape first
+ * on), patched byte by byte through the thread's slot of 8 words of shared
+ * memory. */
+__device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t,
+                                             const uint32_t sel[4], uint32_t m, const uint32_t raw[8],
+                                             const uint32_t* window, unsigned words, uint64_t first, uint64_t mine,
+                                             uint64_t nbEsc, uint32_t symLo, uint32_t symHi, uint32_t* slot,
+                                             uint32_t pairs[16])
+{
+    uint32_t ex[8];
+    gk_group_exponents(sel, symLo, symHi, ex);
+    if (m) {
+#pragma unroll
+        for (int k = 0; k < 8; k++) slot[k] = ex[k];
+        gk_escape_cursor const c = gk_escapes_from(&t, mine, nbEsc, first, words);
+        for (uint32_t k = 0; m; k++) {
+            unsigned const j = gk_nibble_element(__ffs(m) - 1);
+            m &= m - 1;
+            ((uint8_t*)slot)[j] = (uint8_t)gk_escape_take(blob, &c, window, k);
+        }
+#pragma unroll
+        for (int k = 0; k < 8; k++) ex[k] = slot[k];
     }
     gk_group_pairs(ex, raw, pairs);
 }
@@ -104,7 +112,8 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
  * are; a blob's parts are when its element count is a multiple of 4). */
 static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const gk_tensor* t)
 {
-    return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3);
+    return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3) &&
+           !((uintptr_t)(blob + t->escapes) & 3);
 }
 
 /* Units [u0, u1), element i into out[i - u0 * unitSize]. */
@@ -114,6 +123,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
     typedef cub::BlockScan<uint32_t, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     __shared__ __align__(16) uint32_t slots[BLOCK][8];
+    __shared__ uint32_t window[BLOCK];
     uint64_t const origin = u0 * t.unitSize;
     /* the nibble form: a thread rebuilds its whole group in registers and
      * writes it in four 16-byte stores */
@@ -127,19 +137,26 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
             uint64_t const g = g0 + threadIdx.x;
             bool const whole = wide && g <= last && 32 * g + 32 <= b;
-            uint32_t sel[4], m = 0;
+            uint32_t sel[4], raw[8], m = 0;
+            /* every load of the step first: codes, planes, the escape window */
+            uint64_t const first = gk_window_first(esc);
+            if (wide) window[threadIdx.x] = gk_window_word(blob, &t, first, threadIdx.x);
             if (whole) {
                 const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * g;
-                gk_nibble_selectors(__ldg(cp), __ldg(cp + 1), __ldg(cp + 2), sel);
+                uint32_t const w0 = __ldg(cp), w1 = __ldg(cp + 1), w2 = __ldg(cp + 2);
+                group_planes(blob, t, g, raw);
+                gk_nibble_selectors(w0, w1, w2, sel);
                 m = gk_nibble_escapes(sel);
             } else if (g <= last) {
                 m = gk_fast_escapes(blob, &t, g, a, b);
             }
             uint32_t before, total;
             Scan(scan).ExclusiveSum(gk_popc(m), before, total);
+            __syncthreads(); /* the window is whole */
             if (whole) {
                 uint32_t pairs[16];
-                nibble_pairs(blob, t, g, sel, m, esc + before, nbEsc, symLo, symHi, slots[threadIdx.x], pairs);
+                nibble_pairs(blob, t, sel, m, raw, window, BLOCK, first, esc + before, nbEsc, symLo, symHi,
+                             slots[threadIdx.x], pairs);
                 uint4* const dst = (uint4*)(out + (32 * g - origin));
 #pragma unroll
                 for (int k = 0; k < 4; k++)
@@ -148,7 +165,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
                 gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out, origin);
             }
             esc += total;
-            __syncthreads(); /* the scan's storage is used again */
+            __syncthreads(); /* the scan's storage and the window are used again */
         }
     }
 }
@@ -292,12 +309,12 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 #define ROWS_WARPS 8          /* warps of a rows block (fast, plain); Huffman: 4 or fewer */
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
- * slot of 8 words per thread (fast), or the decoding table and a unit per
- * warp (Huffman). */
+ * slot of 8 words per thread and an escape window of 32 words per warp
+ * (fast), or the decoding table and a unit per warp (Huffman). */
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * 8 * 32 * warps;
+    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
     if (layout == GK_LAYOUT_HUFFMAN) return xs + sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) + (size_t)warps * t->unitSize);
     return xs;
 }
@@ -348,6 +365,8 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
     for (unsigned v = 0; v < vectors; v++)
         for (uint64_t c = threadIdx.x; c < span; c += blockDim.x)
             xs[v * stride + c + c / 32 * 4] = x[v * cols + part * span + c];
+    /* fast: a slot of 8 words a thread, then a window of 32 a warp */
+    uint32_t* const window = (uint32_t*)after + 8 * blockDim.x + 32 * warp;
     uint16_t* codes = NULL;
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         codes = (uint16_t*)after;
@@ -380,10 +399,15 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
                 bool const active = i + lane < groups;
                 uint32_t pairs[16];
                 if (LAYOUT == GK_LAYOUT_FAST) {
+                    /* every load of the step first: codes, planes, a word
+                     * of the warp's escape window */
+                    uint64_t const first = gk_window_first(esc);
+                    uint32_t const word = gk_window_word(blob, &t, first, lane);
                     const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
                     uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
                                    w2 = active ? __ldg(cp + 2) : 0;
-                    uint32_t sel[4];
+                    uint32_t sel[4], raw[8];
+                    if (active) group_planes(blob, t, q, raw);
                     gk_nibble_selectors(w0, w1, w2, sel);
                     uint32_t m = gk_nibble_escapes(sel);
                     /* this lane's escapes start after the lanes' before it */
@@ -395,9 +419,12 @@ __global__ void rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint6
                     }
                     uint64_t const mine = esc + before - count;
                     esc += __shfl_sync(0xFFFFFFFFu, before, 31);
+                    __syncwarp(); /* the last step's window is read */
+                    window[lane] = word;
+                    __syncwarp();
                     if (active)
-                        nibble_pairs(blob, t, q, sel, m, mine, nbEsc, symLo, symHi, (uint32_t*)after + 8 * threadIdx.x,
-                                     pairs);
+                        nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
+                                     (uint32_t*)after + 8 * threadIdx.x, pairs);
                 } else if (LAYOUT == GK_LAYOUT_STORED) {
                     if (active) {
                         const uint4* const p = (const uint4*)(blob + 64 * q);

@@ -50,12 +50,41 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
 #define EMU_BLOCK 128     /* threads of a decoding block (decode.cu: BLOCK) */
 #define EMU_WARPS 8       /* warps of a product block (GEMV_WARPS) */
 
+/* The escape window of a step whose first escape is esc, as the step's
+ * threads read it (a word each); returns its first escape. */
+static uint64_t emulate_window(const uint8_t* blob, const gk_tensor* t, uint64_t esc, uint32_t* window, unsigned words)
+{
+    uint64_t const first = gk_window_first(esc);
+    unsigned k;
+    for (k = 0; k < words; k++) window[k] = gk_window_word(blob, t, first, k);
+    return first;
+}
+
+/* A whole fast-layout group in the nibble form, as a thread of the kernels
+ * rebuilds it (decode.cu: nibble_pairs): its escapes from number esc on,
+ * through its step's window. */
+static void emulate_nibble_group(const uint8_t* blob, const gk_tensor* t, uint64_t q, uint64_t esc, uint64_t nbEsc,
+                                 const uint32_t* window, unsigned words, uint64_t first, uint32_t pairs[16])
+{
+    const uint8_t* const p = blob + t->codePlanes + 12 * q;
+    uint32_t sel[4], ex[8], raw[8];
+    unsigned k;
+    gk_nibble_selectors(gk_read32(p), gk_read32(p + 4), gk_read32(p + 8), sel);
+    gk_group_exponents(sel, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
+    gk_group_patch(blob, t, gk_nibble_escapes(sel), esc, nbEsc, window, words, first, ex);
+    for (k = 0; k < 8; k++) raw[k] = gk_read32(blob + t->planes + 32 * q + 4 * k);
+    gk_group_pairs(ex, raw, pairs);
+}
+
 /* fast_decode_kernel: block u; its threads over the unit's groups a block
- * at a time, each group's escapes where the exclusive prefix sum says.
- * Units [u0, u1), element i into out[i - u0 * unitSize]. */
+ * at a time, each group's escapes where the exclusive prefix sum says;
+ * whole groups in the nibble form rebuilt at once through the step's
+ * window, the others element by element. Units [u0, u1), element i into
+ * out[i - u0 * unitSize]. */
 static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out)
 {
     uint64_t const origin = u0 * t->unitSize;
+    int const nibbles = t->codeForm == GK_CODES_NIBBLES;
     uint64_t u;
     for (u = u0; u < u1; u++) {
         uint64_t const a = u * t->unitSize;
@@ -64,12 +93,25 @@ static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint64_t u0, u
         uint64_t g0, esc = gk_unit_start(blob, t, u);
         for (g0 = a >> 5; g0 <= last; g0 += EMU_BLOCK) {
             uint64_t before[EMU_BLOCK + 1];
-            unsigned k;
+            uint32_t window[EMU_BLOCK];
+            uint64_t const first = nibbles ? emulate_window(blob, t, esc, window, EMU_BLOCK) : 0;
+            unsigned k, i;
             before[0] = 0;
             for (k = 0; k < EMU_BLOCK; k++)
                 before[k + 1] = before[k] + (g0 + k <= last ? gk_popc(gk_fast_escapes(blob, t, g0 + k, a, b)) : 0);
-            for (k = 0; k < EMU_BLOCK && g0 + k <= last; k++)
-                gk_fast_group(blob, t, g0 + k, a, b, esc + before[k], nbEsc, out, origin);
+            for (k = 0; k < EMU_BLOCK && g0 + k <= last; k++) {
+                uint64_t const g = g0 + k;
+                if (nibbles && 32 * g + 32 <= b) {
+                    uint32_t pairs[16];
+                    emulate_nibble_group(blob, t, g, esc + before[k], nbEsc, window, EMU_BLOCK, first, pairs);
+                    for (i = 0; i < 16; i++) {
+                        out[32 * g - origin + 2 * i] = (uint16_t)pairs[i];
+                        out[32 * g - origin + 2 * i + 1] = (uint16_t)(pairs[i] >> 16);
+                    }
+                } else {
+                    gk_fast_group(blob, t, g, a, b, esc + before[k], nbEsc, out, origin);
+                }
+            }
             esc += before[EMU_BLOCK];
         }
     }
@@ -149,21 +191,16 @@ static void sum_parts(const float* parts, uint64_t nbUnits, uint64_t rows, uint6
 }
 
 /* A group's 32 weights in pairs, as a thread of the rows kernel rebuilds
- * them: fast (its escapes from number esc on), plain, or Huffman (from the
- * unit decoded whole, unit[] from its first element). */
+ * them: fast (its escapes from number esc on, through the warp's window),
+ * plain, or Huffman (from the unit decoded whole, unit[] from its first
+ * element). */
 static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint16_t* unit, uint64_t unitStart,
-                          uint64_t q, uint64_t esc, uint64_t nbEsc, uint32_t pairs[16])
+                          uint64_t q, uint64_t esc, uint64_t nbEsc, const uint32_t window[32], uint64_t first,
+                          uint32_t pairs[16])
 {
     unsigned k;
     if (t->layout == GK_LAYOUT_FAST) {
-        const uint8_t* const p = blob + t->codePlanes + 12 * q;
-        uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
-        uint32_t sel[4], ex[8], raw[8];
-        gk_nibble_selectors(w0, w1, w2, sel);
-        gk_group_exponents(sel, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
-        gk_group_patch(blob, t, gk_nibble_escapes(sel), esc, nbEsc, ex);
-        for (k = 0; k < 8; k++) raw[k] = gk_read32(blob + t->planes + 32 * q + 4 * k);
-        gk_group_pairs(ex, raw, pairs);
+        emulate_nibble_group(blob, t, q, esc, nbEsc, window, 32, first, pairs);
     } else if (t->layout == GK_LAYOUT_STORED) {
         for (k = 0; k < 16; k++) pairs[k] = gk_read32(blob + 64 * q + 4 * k);
     } else {
@@ -196,15 +233,19 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];
             memset(acc, 0, sizeof acc);
-            for (i = 0; i < groups; i += 32)
+            for (i = 0; i < groups; i += 32) {
+                /* the warp's escape window for the step, a word a lane */
+                uint32_t window[32];
+                uint64_t const first = t->layout == GK_LAYOUT_FAST ? emulate_window(blob, t, esc, window, 32) : 0;
                 for (lane = 0; lane < 32 && i + lane < groups; lane++) {
                     uint64_t const q = q0 + i + lane;
                     uint32_t pairs[16];
-                    emulate_group(blob, t, unit, unitStart, q, esc, nbEsc, pairs);
+                    emulate_group(blob, t, unit, unitStart, q, esc, nbEsc, window, first, pairs);
                     if (t->layout == GK_LAYOUT_FAST) esc += gk_popc(gk_fast_escapes(blob, t, q, 0, t->nbElements));
                     for (v = 0; v < batch; v++)
                         gk_group_fma(pairs, x + v * cols + xcol + 32 * (i + lane), acc[lane][v]);
                 }
+            }
             for (v = 0; v < batch; v++) {
                 float lanes[32], sum;
                 for (lane = 0; lane < 32; lane++)

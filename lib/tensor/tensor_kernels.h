@@ -574,19 +574,87 @@ GK_FN void gk_group_exponents(const uint32_t sel[4], uint32_t symLo, uint32_t sy
     }
 }
 
-/* The escaped elements (mask s, nibble form) given their exponents, from
- * escape number esc on (never past nbEsc: a corrupt count reads 0), byte by
- * byte in the mask's order. The CUDA kernel does the same through shared
- * memory. */
-GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, uint64_t esc, uint64_t nbEsc,
-                          uint32_t ex[8])
+/* ------------------------------------------------------------------------ */
+/* Escape windows                                                           */
+/* ------------------------------------------------------------------------ */
+/*
+ * The escapes that a step's groups take (a warp's 32 groups in the rows
+ * kernel, a block's in bulk decoding) follow one another in the blob, from
+ * the step's first escape on. Read one at a time as a thread patches its
+ * group, each would cost a trip to memory after the one before, and a warp
+ * waits for its lane with the most. So the threads read a window of them at
+ * the start of the step, a 32-bit word each, beside their code words and
+ * planes (one trip for all), and patch from it; a step with more escapes
+ * than its window holds reads the rest one by one. A window starts at a
+ * multiple of 4 escapes: its words are aligned where the escapes are, and
+ * the escapes follow the code planes, whose alignment the word loads of the
+ * nibble form check.
+ */
+
+/* The first escape of the window for a step whose first escape is esc. */
+GK_FN uint64_t gk_window_first(uint64_t esc) { return esc & ~(uint64_t)3; }
+
+/* Word k of the window from escape first on: escapes first + 4k .. + 3,
+ * the first in the low byte; bytes past the blob read 0. */
+GK_FN uint32_t gk_window_word(const uint8_t* blob, const gk_tensor* t, uint64_t first, unsigned k)
 {
+    uint64_t const at = t->escapes + first + 4 * (uint64_t)k;
+    uint32_t w = 0;
+    unsigned i;
+    if (at + 4 <= t->blobSize) {
+#ifdef __CUDA_ARCH__
+        return __ldg((const uint32_t*)(blob + at));
+#else
+        return gk_read32(blob + at);
+#endif
+    }
+    for (i = 0; i < 4 && at + i < t->blobSize; i++) w |= (uint32_t)blob[at + i] << 8 * i;
+    return w;
+}
+
+/* A thread's escapes, from number esc on, as it takes them in turn: k of
+ * them at most, the unit's left (never past nbEsc: a corrupt count reads
+ * 0s); the first inWindow of them from the window (words of it, from
+ * escape first on), from its byte off on; the rest from the blob at at. */
+typedef struct {
+    uint64_t at;
+    uint32_t off, inWindow, left;
+} gk_escape_cursor;
+
+GK_FN gk_escape_cursor gk_escapes_from(const gk_tensor* t, uint64_t esc, uint64_t nbEsc, uint64_t first,
+                                       unsigned words)
+{
+    gk_escape_cursor c;
+    uint64_t const off = esc - first; /* esc >= first: a step's threads start at or after its first escape */
+    c.at = t->escapes + esc;
+    c.left = esc < nbEsc ? (uint32_t)(nbEsc - esc < 32 ? nbEsc - esc : 32) : 0;
+    c.off = (uint32_t)(off < 4 * (uint64_t)words ? off : 0);
+    c.inWindow = off < 4 * (uint64_t)words ? (uint32_t)(4 * (uint64_t)words - off) : 0;
+    return c;
+}
+
+/* The thread's escape k (k < 32). */
+GK_FN uint32_t gk_escape_take(const uint8_t* blob, const gk_escape_cursor* c, const uint32_t* window, uint32_t k)
+{
+    uint32_t const o = c->off + k;
+    if (k >= c->left) return 0;
+    return k < c->inWindow ? window[o >> 2] >> 8 * (o & 3) & 0xFFu : blob[c->at + k];
+}
+
+/* The escaped elements (mask s, nibble form) given their exponents, from
+ * escape number esc on, in the mask's order, through the step's window.
+ * The CUDA kernels do the same byte by byte through shared memory, as a
+ * register array cannot be indexed. */
+GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, uint64_t esc, uint64_t nbEsc,
+                          const uint32_t* window, unsigned words, uint64_t first, uint32_t ex[8])
+{
+    gk_escape_cursor const c = gk_escapes_from(t, esc, nbEsc, first, words);
+    uint32_t k = 0;
     unsigned b;
     for (b = 0; b < 32; b++)
         if ((s >> b) & 1) {
             unsigned const j = gk_nibble_element(b);
-            uint32_t const e = esc < nbEsc ? blob[t->escapes + esc] : 0;
-            esc++;
+            uint32_t const e = gk_escape_take(blob, &c, window, k++);
             ex[j >> 2] = (ex[j >> 2] & ~(0xFFu << 8 * (j & 3))) | e << 8 * (j & 3);
         }
 }

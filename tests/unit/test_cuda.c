@@ -281,6 +281,29 @@ TEST(gpu_gemv_emulated_rows_of_whole_groups)
         unsigned const e = (i / 32) % 37 == 5 ? 100 + (unsigned)(z % 40) : 117 + (unsigned)(z % 7) + (z % 10 == 0 ? 9 : 0);
         w[i] = (uint16_t)((z >> 20 & 1) << 15 | e << 7 | (z >> 8 & 0x7F));
     }
+    {
+        /* the data reach past the warps' escape windows (128 bytes from a
+         * multiple of 4 escapes) in some steps and not in others, so that
+         * both ways to an escape are taken */
+        size_t const n = 5 * 8192, cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+        uint8_t* const blob = (uint8_t*)malloc(cap);
+        size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 8192, glyd_tensor_fast, 1);
+        uint16_t table[1 << 11];
+        glyd_tensorView v;
+        gk_tensor t;
+        unsigned within = 0, past = 0;
+        uint64_t q0, q;
+        CHECK(glyd_tensorOpen(&v, blob, c) == c);
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        for (q0 = 0; q0 < n / 32; q0 += 32) {
+            unsigned step = 0;
+            for (q = q0; q < q0 + 32; q++) step += gk_popc(gk_fast_escapes(blob, &t, q, 0, n));
+            within += step <= 125;
+            past += step > 128;
+        }
+        CHECK(within > 0 && past > 0);
+        free(blob);
+    }
     for (s = 0; s < 3; s++) {
         gk_tensor t;
         memset(&t, 0, sizeof t);
