@@ -667,12 +667,16 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
                                     const uint16_t* __restrict__ runs, uint64_t u0, uint64_t u1,
                                     uint16_t* __restrict__ out)
 {
+    /* the table in shared memory: each symbol's lookup waits on it */
+    __shared__ uint16_t codes[1 << GK_HUF_MAX_BITS];
     uint64_t const rpu = gk_huf_runs_per_unit(&t);
+    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+    __syncthreads();
     for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < (u1 - u0) * rpu;
          r += (uint64_t)gridDim.x * blockDim.x) {
         uint64_t const u = u0 + r / rpu;
         uint64_t const a = u * t.unitSize, b = gk_unit_end(&t, u);
-        gk_huf_unit_run(blob, &t, table, runs, u, r % rpu, a, b, out, u0 * t.unitSize);
+        gk_huf_unit_run(blob, &t, codes, runs, u, r % rpu, a, b, out, u0 * t.unitSize);
     }
 }
 

@@ -391,14 +391,77 @@ GK_FN void gk_gemv_item(const gk_gemv_unit* g, uint64_t it, uint64_t* ia, uint64
 /* The Huffman layout: one thread per unit                                  */
 /* ------------------------------------------------------------------------ */
 
-/* The next 32 bits of the stream region from bit `bit`, most significant
- * first; reads stay inside the region and its zero padding. */
-GK_FN uint32_t gk_peek(const uint8_t* streams, uint64_t streamBytes, uint64_t bit)
+/* A stream's bits, most significant first, from a 64-bit register that
+ * takes 32 more whenever fewer are left: a read of memory per 32 bits,
+ * rather than one per symbol that waits on the symbol before. Words are
+ * read at multiples of 4 bytes from the blob's start (aligned on the
+ * device, whose allocations are), the first from before the bit asked for;
+ * a word wholly past the region's zero padding reads 0, so that every read
+ * stays inside the blob whatever a corrupt stream says. */
+typedef struct {
+    uint64_t buf;   /* the next bits, from bit 63 down */
+    uint64_t next;  /* the blob offset of the next word to read */
+    unsigned avail; /* bits of buf still to take: 32 or more between symbols */
+} gk_bits;
+
+/* The 32 bits at blob offset at (a multiple of 4), first byte highest. */
+GK_FN uint32_t gk_stream_word(const uint8_t* blob, const gk_tensor* t, uint64_t at)
 {
-    uint64_t const at = (bit >> 3) < streamBytes ? bit >> 3 : streamBytes;
-    const uint8_t* const p = streams + at;
-    uint64_t const w = (uint64_t)p[0] << 32 | (uint64_t)p[1] << 24 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 8 | p[4];
-    return (uint32_t)(w >> (8 - (bit & 7)));
+    if (at + 4 > t->streams + t->streamBytes + GK_STREAM_PAD) return 0;
+#ifdef __CUDA_ARCH__
+    if (!((uintptr_t)(blob + at) & 3)) return __byte_perm(__ldg((const uint32_t*)(blob + at)), 0, 0x0123);
+#endif
+    return (uint32_t)blob[at] << 24 | (uint32_t)blob[at + 1] << 16 | (uint32_t)blob[at + 2] << 8 | blob[at + 3];
+}
+
+/* The stream region's bits from bit `bit` on. */
+GK_FN gk_bits gk_bits_at(const uint8_t* blob, const gk_tensor* t, uint64_t bit)
+{
+    uint64_t const byte = t->streams + (bit >> 3), at = byte & ~(uint64_t)3;
+    unsigned const skip = (unsigned)(8 * (byte - at) + (bit & 7));
+    gk_bits r;
+    r.buf = ((uint64_t)gk_stream_word(blob, t, at) << 32 | gk_stream_word(blob, t, at + 4)) << skip;
+    r.avail = 64 - skip;
+    r.next = at + 8;
+    return r;
+}
+
+/* n bits taken (n <= 32). */
+GK_FN void gk_bits_skip(gk_bits* r, const uint8_t* blob, const gk_tensor* t, unsigned n)
+{
+    r->buf <<= n;
+    r->avail -= n;
+    if (r->avail < 32) {
+        r->buf |= (uint64_t)gk_stream_word(blob, t, r->next) << (32 - r->avail);
+        r->avail += 32;
+        r->next += 4;
+    }
+}
+
+/* The stream region's bit where r's next bit is. */
+GK_FN uint64_t gk_bits_position(const gk_bits* r, const gk_tensor* t)
+{
+    return 8 * (r->next - t->streams) - r->avail;
+}
+
+/* Element i's bits kept beside its symbol: sign and mantissa (plain), or
+ * sign and 6 low mantissa bits (joint split). */
+GK_FN unsigned gk_huffman_field(const uint8_t* blob, const gk_tensor* t, uint64_t i)
+{
+    uint64_t const fb = 7 * i;
+    if (t->split == GK_SPLIT_JOINT) return (gk_read16(blob + t->planes + (fb >> 3)) >> (fb & 7)) & 0x7F;
+    return blob[t->planes + i];
+}
+
+/* An element from its symbol and field. */
+GK_FN uint16_t gk_huffman_element(const gk_tensor* t, unsigned s, unsigned f)
+{
+    if (t->split == GK_SPLIT_JOINT) {
+        /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
+        unsigned const e = (t->symBase + (s >> 1)) & 0xFF;
+        return (uint16_t)((f >> 6) << 15 | e << 7 | (s & 1) << 6 | (f & 0x3F));
+    }
+    return (uint16_t)((f & 0x80) << 8 | s << 7 | (f & 0x7F));
 }
 
 /* Elements [i0, i1) of a stream whose first symbol starts at bit `bit`,
@@ -408,26 +471,20 @@ GK_FN uint32_t gk_peek(const uint8_t* streams, uint64_t streamBytes, uint64_t bi
 GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
 {
-    const uint8_t* const streams = blob + t->streams;
+    gk_bits r = gk_bits_at(blob, t, bit);
+    int const keep = lo < hi && i0 < i1;
+    unsigned next = keep ? gk_huffman_field(blob, t, i0) : 0;
     uint64_t i;
     for (i = i0; i < i1; i++) {
-        uint32_t const d = table[gk_peek(streams, t->streamBytes, bit) >> (32 - t->maxBits)];
-        unsigned const s = d & 0xFF;
-        unsigned len = d >> 8;
-        bit += len ? len : 1; /* a hole in a corrupt table still moves on */
-        if (i < lo || i >= hi) continue;
-        if (t->split == GK_SPLIT_JOINT) {
-            /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
-            uint64_t const fb = 7 * i;
-            unsigned const f = (gk_read16(blob + t->planes + (fb >> 3)) >> (fb & 7)) & 0x7F;
-            unsigned const e = (t->symBase + (s >> 1)) & 0xFF;
-            out[i - origin] = (uint16_t)((f >> 6) << 15 | e << 7 | (s & 1) << 6 | (f & 0x3F));
-        } else {
-            unsigned const r = blob[t->planes + i];
-            out[i - origin] = (uint16_t)((r & 0x80) << 8 | s << 7 | (r & 0x7F));
-        }
+        uint32_t const d = table[r.buf >> (64 - t->maxBits)];
+        unsigned const len = d >> 8, f = next;
+        /* the next element's field read a symbol ahead, so that its wait
+         * overlaps this one's decoding */
+        if (keep && i + 1 < i1) next = gk_huffman_field(blob, t, i + 1);
+        gk_bits_skip(&r, blob, t, len ? len : 1); /* a hole in a corrupt table still moves on */
+        if (i >= lo && i < hi) out[i - origin] = gk_huffman_element(t, d & 0xFF, f);
     }
-    return bit;
+    return gk_bits_position(&r, t);
 }
 
 /* Unit u into out (indexed by element). */
