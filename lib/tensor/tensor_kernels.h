@@ -393,14 +393,17 @@ GK_FN void gk_gemv_item(const gk_gemv_unit* g, uint64_t it, uint64_t* ia, uint64
 
 /* A stream's bits, most significant first, from a 64-bit register that
  * takes 32 more whenever fewer are left: a read of memory per 32 bits,
- * rather than one per symbol that waits on the symbol before. Words are
- * read at multiples of 4 bytes from the blob's start (aligned on the
- * device, whose allocations are), the first from before the bit asked for;
- * a word wholly past the region's zero padding reads 0, so that every read
- * stays inside the blob whatever a corrupt stream says. */
+ * rather than one per symbol that waits on the symbol before; and the word
+ * it takes is read one refill ahead, so that its wait overlaps the symbols
+ * decoded meanwhile. Words are read at multiples of 4 bytes from the
+ * blob's start (aligned on the device, whose allocations are), the first
+ * from before the bit asked for; a word wholly past the region's zero
+ * padding reads 0, so that every read stays inside the blob whatever a
+ * corrupt stream says. */
 typedef struct {
     uint64_t buf;   /* the next bits, from bit 63 down */
-    uint64_t next;  /* the blob offset of the next word to read */
+    uint64_t next;  /* the blob offset of the word after `ahead` */
+    uint32_t ahead; /* the word the next refill takes */
     unsigned avail; /* bits of buf still to take: 32 or more between symbols */
 } gk_bits;
 
@@ -422,7 +425,8 @@ GK_FN gk_bits gk_bits_at(const uint8_t* blob, const gk_tensor* t, uint64_t bit)
     gk_bits r;
     r.buf = ((uint64_t)gk_stream_word(blob, t, at) << 32 | gk_stream_word(blob, t, at + 4)) << skip;
     r.avail = 64 - skip;
-    r.next = at + 8;
+    r.ahead = gk_stream_word(blob, t, at + 8);
+    r.next = at + 12;
     return r;
 }
 
@@ -432,8 +436,9 @@ GK_FN void gk_bits_skip(gk_bits* r, const uint8_t* blob, const gk_tensor* t, uns
     r->buf <<= n;
     r->avail -= n;
     if (r->avail < 32) {
-        r->buf |= (uint64_t)gk_stream_word(blob, t, r->next) << (32 - r->avail);
+        r->buf |= (uint64_t)r->ahead << (32 - r->avail);
         r->avail += 32;
+        r->ahead = gk_stream_word(blob, t, r->next);
         r->next += 4;
     }
 }
@@ -441,7 +446,7 @@ GK_FN void gk_bits_skip(gk_bits* r, const uint8_t* blob, const gk_tensor* t, uns
 /* The stream region's bit where r's next bit is. */
 GK_FN uint64_t gk_bits_position(const gk_bits* r, const gk_tensor* t)
 {
-    return 8 * (r->next - t->streams) - r->avail;
+    return 8 * (r->next - 4 - t->streams) - r->avail;
 }
 
 /* Element i's bits kept beside its symbol: sign and mantissa (plain), or
