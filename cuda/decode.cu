@@ -310,12 +310,13 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
- * (fast), or the decoding table and a unit per warp (Huffman). */
+ * (fast), or the decoding table and a unit's symbols per warp, a byte an
+ * element (Huffman). */
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
-    if (layout == GK_LAYOUT_HUFFMAN) return xs + sizeof(uint16_t) * ((1u << GK_HUF_MAX_BITS) + (size_t)warps * t->unitSize);
+    if (layout == GK_LAYOUT_HUFFMAN) return xs + sizeof(uint16_t) * (1u << GK_HUF_MAX_BITS) + (size_t)warps * t->unitSize;
     return xs;
 }
 
@@ -384,13 +385,13 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
         uint64_t esc = gk_escapes_before(blob, &t, u);
-        uint16_t* unit = NULL;
+        uint8_t* unit = NULL;
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-            unit = codes + (1u << GK_HUF_MAX_BITS) + (size_t)warp * t.unitSize;
-            uint64_t const unitEnd = gk_unit_end(&t, u);
+            /* the unit's symbols, a run a lane; the planes come with each group */
+            unit = (uint8_t*)(codes + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * t.unitSize;
             __syncwarp(); /* the last unit's reads are done */
             for (uint64_t k = lane; k < gk_huf_runs_per_unit(&t); k += 32)
-                gk_huf_unit_run(blob, &t, codes, runs, u, k, unitStart, unitEnd, unit, unitStart);
+                gk_huf_unit_symbols(blob, &t, codes, runs, u, k, unit, unitStart);
             __syncwarp();
         }
         for (uint64_t r = 0; r < nbRows; r++) {
@@ -444,14 +445,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                 } else {
                     if (active) {
                         const uint4* const p = (const uint4*)(unit + (32 * q - unitStart));
-#pragma unroll
-                        for (int k = 0; k < 4; k++) {
-                            uint4 const d = p[k];
-                            pairs[4 * k] = d.x;
-                            pairs[4 * k + 1] = d.y;
-                            pairs[4 * k + 2] = d.z;
-                            pairs[4 * k + 3] = d.w;
-                        }
+                        uint4 const a = p[0], b = p[1];
+                        uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+                        gk_huffman_pairs(blob, &t, q, sym, pairs);
                     }
                 }
                 if (active) {
@@ -557,7 +553,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
     unsigned warps = layout == GK_LAYOUT_HUFFMAN ? 4 : ROWS_WARPS, most = gk_rows_vectors(t, cols);
     device_limits dev;
     cudaError_t e0;
-    if (layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : layout == GK_LAYOUT_STORED && ((uintptr_t)blob & 15))
+    if (layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : ((uintptr_t)blob & (layout == GK_LAYOUT_STORED ? 15 : 3)))
         return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
     /* within the device's shared memory: fewer warps (Huffman: each holds a

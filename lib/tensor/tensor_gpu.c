@@ -192,9 +192,9 @@ static void sum_parts(const float* parts, uint64_t nbUnits, uint64_t rows, uint6
 
 /* A group's 32 weights in pairs, as a thread of the rows kernel rebuilds
  * them: fast (its escapes from number esc on, through the warp's window),
- * plain, or Huffman (from the unit decoded whole, unit[] from its first
- * element). */
-static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint16_t* unit, uint64_t unitStart,
+ * plain, or Huffman (from the unit's symbols, decoded whole, unit[] from
+ * its first element, and the group's planes). */
+static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint8_t* unit, uint64_t unitStart,
                           uint64_t q, uint64_t esc, uint64_t nbEsc, const uint32_t window[32], uint64_t first,
                           uint32_t pairs[16])
 {
@@ -204,7 +204,9 @@ static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint16_
     } else if (t->layout == GK_LAYOUT_STORED) {
         for (k = 0; k < 16; k++) pairs[k] = gk_read32(blob + 64 * q + 4 * k);
     } else {
-        for (k = 0; k < 16; k++) pairs[k] = unit[32 * q - unitStart + 2 * k] | (uint32_t)unit[32 * q - unitStart + 2 * k + 1] << 16;
+        uint32_t sym[8];
+        for (k = 0; k < 8; k++) sym[k] = gk_read32(unit + 32 * q - unitStart + 4 * k);
+        gk_huffman_pairs(blob, t, q, sym, pairs);
     }
 }
 
@@ -215,9 +217,9 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
 {
     int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
     uint64_t const span = gk_rows_span(t, cols), perRow = cols / span, groups = span / 32;
-    uint16_t* const unit = huffman ? (uint16_t*)malloc(sizeof(uint16_t) * t->unitSize) : NULL;
+    uint8_t* const unit = huffman ? (uint8_t*)malloc(t->unitSize) : NULL;
     float* const parts = perRow > 1 ? (float*)malloc(sizeof(float) * batch * t->nbUnits) : NULL;
-    uint64_t u, r, i;
+    uint64_t u, r, i, k;
     unsigned v, lane;
     if ((huffman && !unit) || (perRow > 1 && !parts)) {
         free(unit);
@@ -228,7 +230,8 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
         uint64_t esc = gk_escapes_before(blob, t, u);
-        if (huffman) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u, u + 1, unit);
+        /* the warp's lanes decode the unit's runs to symbols */
+        for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++) gk_huf_unit_symbols(blob, t, table, runs, u, k, unit, unitStart);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];

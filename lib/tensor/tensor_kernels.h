@@ -469,10 +469,19 @@ GK_FN uint16_t gk_huffman_element(const gk_tensor* t, unsigned s, unsigned f)
     return (uint16_t)((f & 0x80) << 8 | s << 7 | (f & 0x7F));
 }
 
-/* Elements [i0, i1) of a stream whose first symbol starts at bit `bit`,
- * through the one-symbol decoding table (symbol | length << 8, indexed by
- * the next maxBits bits): those in [lo, hi) into out[i - origin]. Returns
- * the bit after the last symbol. */
+/* The next symbol, through the one-symbol decoding table (symbol | length
+ * << 8, indexed by the next maxBits bits). */
+GK_FN unsigned gk_huffman_next(gk_bits* r, const uint8_t* blob, const gk_tensor* t, const uint16_t* table)
+{
+    uint32_t const d = table[r->buf >> (64 - t->maxBits)];
+    unsigned const len = d >> 8;
+    gk_bits_skip(r, blob, t, len ? len : 1); /* a hole in a corrupt table still moves on */
+    return d & 0xFF;
+}
+
+/* Elements [i0, i1) of a stream whose first symbol starts at bit `bit`:
+ * those in [lo, hi) into out[i - origin]. Returns the bit after the last
+ * symbol. */
 GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
 {
@@ -481,15 +490,23 @@ GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uin
     unsigned next = keep ? gk_huffman_field(blob, t, i0) : 0;
     uint64_t i;
     for (i = i0; i < i1; i++) {
-        uint32_t const d = table[r.buf >> (64 - t->maxBits)];
-        unsigned const len = d >> 8, f = next;
+        unsigned const f = next, s = gk_huffman_next(&r, blob, t, table);
         /* the next element's field read a symbol ahead, so that its wait
-         * overlaps this one's decoding */
+         * overlaps the next decoding */
         if (keep && i + 1 < i1) next = gk_huffman_field(blob, t, i + 1);
-        gk_bits_skip(&r, blob, t, len ? len : 1); /* a hole in a corrupt table still moves on */
-        if (i >= lo && i < hi) out[i - origin] = gk_huffman_element(t, d & 0xFF, f);
+        if (i >= lo && i < hi) out[i - origin] = gk_huffman_element(t, s, f);
     }
     return gk_bits_position(&r, t);
+}
+
+/* Symbols only, for the products (which add the planes a group at a
+ * time): those of elements [i0, i1) into out[i - origin], a byte each. */
+GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t bit,
+                              uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
+{
+    gk_bits r = gk_bits_at(blob, t, bit);
+    uint64_t i;
+    for (i = i0; i < i1; i++) out[i - origin] = (uint8_t)gk_huffman_next(&r, blob, t, table);
 }
 
 /* Unit u into out (indexed by element). */
@@ -509,8 +526,10 @@ GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16
  * once: each takes a run of GK_HUF_RUN elements, which starts at the bit
  * that an index built at upload gives (glyd_tensorHuffmanRuns: a u16 per
  * run but a unit's first, bits from the unit's start; at most 16 bits per
- * GK_HUF_RUN elements, 1/16 bit a weight). The product then reads the unit from shared memory in the
- * fast layout's order: every layout sums alike.
+ * GK_HUF_RUN elements, 1/16 bit a weight). The rows kernel decodes the
+ * symbols only and adds the planes a group at a time; the general kernel
+ * decodes whole elements and reads them in the fast layout's order: every
+ * layout sums alike.
  */
 #define GK_HUF_RUN      256
 #define GK_HUF_UNIT_MAX 8192   /* elements of a unit the products decode whole */
@@ -521,16 +540,34 @@ GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + 
  * starts with the unit. */
 GK_FN uint64_t gk_huf_index_size(const gk_tensor* t) { return t->nbUnits * (gk_huf_runs_per_unit(t) - 1); }
 
-/* Run k of unit u (elements [u * unitSize + k * GK_HUF_RUN, ...)) into
- * out[i - u * unitSize]; those in [lo, hi) only. */
-GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                           uint64_t u, uint64_t k, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
+/* Where run k of unit u starts: its elements [i0, i1), its first bit. */
+GK_FN uint64_t gk_huf_run_at(const uint8_t* blob, const gk_tensor* t, const uint16_t* runs, uint64_t u, uint64_t k,
+                             uint64_t* i0, uint64_t* i1)
 {
     uint64_t const a = u * t->unitSize;
     uint64_t const b = gk_unit_end(t, u);
-    uint64_t const i0 = a + k * GK_HUF_RUN, i1 = i0 + GK_HUF_RUN < b ? i0 + GK_HUF_RUN : b;
-    uint64_t const bit = 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
-    if (i0 < b) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
+    *i0 = a + k * GK_HUF_RUN < b ? a + k * GK_HUF_RUN : b;
+    *i1 = *i0 + GK_HUF_RUN < b ? *i0 + GK_HUF_RUN : b;
+    return 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
+}
+
+/* Run k of unit u (elements [u * unitSize + k * GK_HUF_RUN, ...)) into
+ * out[i - origin]; those in [lo, hi) only. */
+GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                           uint64_t u, uint64_t k, uint64_t lo, uint64_t hi, uint16_t* out, uint64_t origin)
+{
+    uint64_t i0, i1;
+    uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
+    if (i0 < i1) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
+}
+
+/* Run k of unit u's symbols into out[i - origin], a byte each. */
+GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+                               uint64_t u, uint64_t k, uint8_t* out, uint64_t origin)
+{
+    uint64_t i0, i1;
+    uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
+    if (i0 < i1) gk_huffman_symbols(blob, t, table, bit, i0, i1, out, origin);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -552,7 +589,11 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
  * (CUDA's PRMT) for 4 elements. Escapes (code 7) come out as 0 and are
  * patched from the escape bytes; the sign-and-mantissa bytes are merged in
  * and the bf16 values paired, two to a 32-bit word, in three more
- * permutations and masks per 4 elements.
+ * permutations and masks per 4 elements. A Huffman unit is first decoded
+ * by its warp to symbols in shared memory, a byte an element; a thread
+ * then takes its group's 32 symbols as exponents (or, for the joint split,
+ * exponents and top mantissa bits) and its planes from memory, and builds
+ * the weights the same way (gk_huffman_pairs).
  */
 #define GK_ROWS_SMEM     (96 * 1024)  /* bytes of x a block stages, at most */
 #define GK_ROWS_MAX_BATCH 8
@@ -733,6 +774,65 @@ GK_FN void gk_group_pairs(const uint32_t ex[8], const uint32_t raw[8], uint32_t 
         pairs[2 * k] = gk_prmt(lo, hi, 0x5140);
         pairs[2 * k + 1] = gk_prmt(lo, hi, 0x7362);
     }
+}
+
+/* n 32-bit words of the blob from byte offset at, whatever its alignment
+ * (little-endian, as gk_read32 reads them): on the device, the aligned
+ * words around them, joined by funnel shifts, as it cannot read words at
+ * an unaligned address. */
+GK_FN void gk_read_words(const uint8_t* blob, uint64_t at, unsigned n, uint32_t* w)
+{
+    unsigned k;
+#ifdef __CUDA_ARCH__
+    const uint32_t* const p = (const uint32_t*)((uintptr_t)(blob + at) & ~(uintptr_t)3);
+    unsigned const shift = 8 * (unsigned)((uintptr_t)(blob + at) & 3);
+    uint32_t lo = __ldg(p);
+    for (k = 0; k < n; k++) {
+        uint32_t const hi = __ldg(p + k + 1);
+        w[k] = __funnelshift_r(lo, hi, shift);
+        lo = hi;
+    }
+#else
+    for (k = 0; k < n; k++) w[k] = gk_read32(blob + at + 4 * k);
+#endif
+}
+
+/* Bytes a + b, each modulo 256. */
+GK_FN uint32_t gk_add_bytes(uint32_t a, uint32_t b)
+{
+    return ((a & 0x7F7F7F7Fu) + (b & 0x7F7F7F7Fu)) ^ ((a ^ b) & 0x80808080u);
+}
+
+/* Group q of a Huffman blob as pairs of bf16, from its symbols (sym[k]:
+ * elements 4k .. 4k + 3, a byte each) and its planes read a group at a
+ * time: each element's exponent and sign-and-mantissa byte as the fast
+ * layout has them, then the same assembly (gk_group_pairs). The planes of
+ * a group follow the blob's table, at any alignment; the joint split's 7-bit
+ * fields of a group are 28 bytes from byte 28q. The products decode units
+ * to symbols only, a byte an element, and add the planes here. */
+GK_FN void gk_huffman_pairs(const uint8_t* blob, const gk_tensor* t, uint64_t q, const uint32_t sym[8],
+                            uint32_t pairs[16])
+{
+    uint32_t ex[8], raw[8];
+    unsigned k;
+    if (t->split == GK_SPLIT_JOINT) {
+        uint32_t f[7];
+        uint32_t const base = (t->symBase & 0xFF) * 0x01010101u;
+        gk_read_words(blob, t->planes + 28 * q, 7, f);
+        for (k = 0; k < 8; k++) {
+            /* the fields of elements 4k .. 4k + 3: bits 28k .. 28k + 27 */
+            unsigned const o = 28 * k, w = o >> 5, sh = o & 31;
+            uint32_t const x = (sh + 28 <= 32 ? f[w] >> sh : f[w] >> sh | f[w + 1] << (32 - sh)) & 0x0FFFFFFFu;
+            uint32_t const fb = (x & 0x7Fu) | (x & 0x3F80u) << 1 | (x & 0x1FC000u) << 2 | (x & 0xFE00000u) << 3;
+            /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
+            ex[k] = gk_add_bytes((sym[k] >> 1) & 0x7F7F7F7Fu, base);
+            raw[k] = (fb & 0x40404040u) << 1 | (sym[k] & 0x01010101u) << 6 | (fb & 0x3F3F3F3Fu);
+        }
+    } else {
+        gk_read_words(blob, t->planes + 32 * q, 8, raw);
+        for (k = 0; k < 8; k++) ex[k] = sym[k];
+    }
+    gk_group_pairs(ex, raw, pairs);
 }
 
 /* The group's products with its 32 values of x, element j into acc[j % 4]. */
