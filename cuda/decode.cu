@@ -310,13 +310,14 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
- * (fast), or the decoding table and a unit's symbols per warp, a byte an
- * element (Huffman). */
+ * (fast), or the decoding table and the symbols of the units a warp
+ * decodes at once, a byte an element (Huffman). */
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
-    if (layout == GK_LAYOUT_HUFFMAN) return xs + sizeof(uint16_t) * (1u << GK_HUF_MAX_BITS) + (size_t)warps * t->unitSize;
+    if (layout == GK_LAYOUT_HUFFMAN)
+        return xs + sizeof(uint16_t) * (1u << GK_HUF_MAX_BITS) + (size_t)warps * gk_huf_units_together(t) * t->unitSize;
     return xs;
 }
 
@@ -379,103 +380,114 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     }
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
-    uint64_t const items = perRow > 1 ? rows : t.nbUnits;
-    for (uint64_t item = (uint64_t)blockIdx.x * warps + warp; item < items; item += (uint64_t)gridDim.x * warps) {
-        uint64_t const u = perRow > 1 ? item * perRow + part : item;
-        uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
-        uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
-        uint64_t esc = gk_escapes_before(blob, &t, u);
-        uint8_t* unit = NULL;
+    uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
+    /* Huffman: a warp decodes `together` of its units at once (their runs
+     * a lane each), then multiplies them one after another */
+    unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
+    uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
+                           : (uint8_t*)(codes + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * together * t.unitSize;
+    for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-            /* the unit's symbols, a run a lane; the planes come with each group */
-            unit = (uint8_t*)(codes + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * t.unitSize;
-            __syncwarp(); /* the last unit's reads are done */
-            for (uint64_t k = lane; k < gk_huf_runs_per_unit(&t); k += 32)
-                gk_huf_unit_symbols(blob, &t, codes, runs, u, k, unit, unitStart);
+            uint64_t const rpu = gk_huf_runs_per_unit(&t);
+            __syncwarp(); /* the last units' reads are done */
+            for (uint64_t k = lane; k < together * rpu; k += 32) {
+                uint64_t const item = item0 + k / rpu * step, u = perRow > 1 ? item * perRow + part : item;
+                if (item < items)
+                    gk_huf_unit_symbols(blob, &t, codes, runs, u, k % rpu, units + k / rpu * t.unitSize,
+                                        u * t.unitSize);
+            }
             __syncwarp();
         }
-        for (uint64_t r = 0; r < nbRows; r++) {
-            uint64_t const q0 = (unitStart + r * span) / 32;
-            float acc[BATCH][4];
+        for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
+            uint64_t const item = item0 + j * step;
+            uint64_t const u = perRow > 1 ? item * perRow + part : item;
+            uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
+            uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
+            uint64_t esc = gk_escapes_before(blob, &t, u);
+            uint8_t* const unit = units + j * t.unitSize;
+            for (uint64_t r = 0; r < nbRows; r++) {
+                uint64_t const q0 = (unitStart + r * span) / 32;
+                float acc[BATCH][4];
 #pragma unroll
-            for (int v = 0; v < BATCH; v++) acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0;
-            for (uint64_t i = 0; i < groups; i += 32) {
-                uint64_t const q = q0 + i + lane;
-                bool const active = i + lane < groups;
-                uint32_t pairs[16];
-                if (LAYOUT == GK_LAYOUT_FAST) {
-                    /* every load of the step first: codes, planes, a word
-                     * of the warp's escape window */
-                    uint64_t const first = gk_window_first(esc);
-                    uint32_t const word = gk_window_word(blob, &t, first, lane);
-                    const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
-                    uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
-                                   w2 = active ? __ldg(cp + 2) : 0;
-                    uint32_t sel[4], raw[8];
-                    if (active) group_planes(blob, t, q, raw);
-                    gk_nibble_selectors(w0, w1, w2, sel);
-                    uint32_t m = gk_nibble_escapes(sel);
-                    /* this lane's escapes start after the lanes' before it */
-                    unsigned const count = __popc(m);
-                    unsigned before = count;
-                    for (int d = 1; d < 32; d <<= 1) {
-                        unsigned const n = __shfl_up_sync(0xFFFFFFFFu, before, d);
-                        if (lane >= (unsigned)d) before += n;
-                    }
-                    uint64_t const mine = esc + before - count;
-                    esc += __shfl_sync(0xFFFFFFFFu, before, 31);
-                    __syncwarp(); /* the last step's window is read */
-                    window[lane] = word;
-                    __syncwarp();
-                    if (active)
-                        nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
-                                     (uint32_t*)after + 8 * threadIdx.x, pairs);
-                } else if (LAYOUT == GK_LAYOUT_STORED) {
-                    if (active) {
-                        const uint4* const p = (const uint4*)(blob + 64 * q);
+                for (int v = 0; v < BATCH; v++) acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0;
+                for (uint64_t i = 0; i < groups; i += 32) {
+                    uint64_t const q = q0 + i + lane;
+                    bool const active = i + lane < groups;
+                    uint32_t pairs[16];
+                    if (LAYOUT == GK_LAYOUT_FAST) {
+                        /* every load of the step first: codes, planes, a word
+                         * of the warp's escape window */
+                        uint64_t const first = gk_window_first(esc);
+                        uint32_t const word = gk_window_word(blob, &t, first, lane);
+                        const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
+                        uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
+                                       w2 = active ? __ldg(cp + 2) : 0;
+                        uint32_t sel[4], raw[8];
+                        if (active) group_planes(blob, t, q, raw);
+                        gk_nibble_selectors(w0, w1, w2, sel);
+                        uint32_t m = gk_nibble_escapes(sel);
+                        /* this lane's escapes start after the lanes' before it */
+                        unsigned const count = __popc(m);
+                        unsigned before = count;
+                        for (int d = 1; d < 32; d <<= 1) {
+                            unsigned const n = __shfl_up_sync(0xFFFFFFFFu, before, d);
+                            if (lane >= (unsigned)d) before += n;
+                        }
+                        uint64_t const mine = esc + before - count;
+                        esc += __shfl_sync(0xFFFFFFFFu, before, 31);
+                        __syncwarp(); /* the last step's window is read */
+                        window[lane] = word;
+                        __syncwarp();
+                        if (active)
+                            nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
+                                         (uint32_t*)after + 8 * threadIdx.x, pairs);
+                    } else if (LAYOUT == GK_LAYOUT_STORED) {
+                        if (active) {
+                            const uint4* const p = (const uint4*)(blob + 64 * q);
 #pragma unroll
-                        for (int k = 0; k < 4; k++) {
-                            uint4 const d = __ldg(p + k);
-                            pairs[4 * k] = d.x;
-                            pairs[4 * k + 1] = d.y;
-                            pairs[4 * k + 2] = d.z;
-                            pairs[4 * k + 3] = d.w;
+                            for (int k = 0; k < 4; k++) {
+                                uint4 const d = __ldg(p + k);
+                                pairs[4 * k] = d.x;
+                                pairs[4 * k + 1] = d.y;
+                                pairs[4 * k + 2] = d.z;
+                                pairs[4 * k + 3] = d.w;
+                            }
+                        }
+                    } else {
+                        if (active) {
+                            const uint4* const p = (const uint4*)(unit + (32 * q - unitStart));
+                            uint4 const a = p[0], b = p[1];
+                            uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
+                            gk_huffman_pairs(blob, &t, q, sym, pairs);
                         }
                     }
-                } else {
                     if (active) {
-                        const uint4* const p = (const uint4*)(unit + (32 * q - unitStart));
-                        uint4 const a = p[0], b = p[1];
-                        uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
-                        gk_huffman_pairs(blob, &t, q, sym, pairs);
-                    }
-                }
-                if (active) {
-                    uint64_t const c = 32 * (q - q0); /* the group's first column in the part */
+                        uint64_t const c = 32 * (q - q0); /* the group's first column in the part */
 #pragma unroll
-                    for (int v = 0; v < BATCH; v++) {
-                        /* vectors past the last read vector 0's x, their sums unused */
-                        const float* const xv = xs + (v < (int)vectors ? v : 0) * stride + c + c / 32 * 4;
-                        float xl[32];
+                        for (int v = 0; v < BATCH; v++) {
+                            /* vectors past the last read vector 0's x, their sums unused */
+                            const float* const xv = xs + (v < (int)vectors ? v : 0) * stride + c + c / 32 * 4;
+                            float xl[32];
 #pragma unroll
-                        for (int k = 0; k < 8; k++) {
-                            float4 const f = *(const float4*)(xv + 4 * k);
-                            xl[4 * k] = f.x;
-                            xl[4 * k + 1] = f.y;
-                            xl[4 * k + 2] = f.z;
-                            xl[4 * k + 3] = f.w;
+                            for (int k = 0; k < 8; k++) {
+                                float4 const f = *(const float4*)(xv + 4 * k);
+                                xl[4 * k] = f.x;
+                                xl[4 * k + 1] = f.y;
+                                xl[4 * k + 2] = f.z;
+                                xl[4 * k + 3] = f.w;
+                            }
+                            gk_group_fma(pairs, xl, acc[v]);
                         }
-                        gk_group_fma(pairs, xl, acc[v]);
                     }
                 }
-            }
 #pragma unroll
-            for (int v = 0; v < BATCH; v++) {
-                float s = (acc[v][0] + acc[v][1]) + (acc[v][2] + acc[v][3]);
-                for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xFFFFFFFFu, s, m);
-                if (lane == 0 && v < (int)vectors) {
-                    if (perRow > 1) parts[v * t.nbUnits + u] = s;
-                    else y[v * rows + u * (t.unitSize / cols) + r] = s;
+                for (int v = 0; v < BATCH; v++) {
+                    float s = (acc[v][0] + acc[v][1]) + (acc[v][2] + acc[v][3]);
+                    for (int m = 16; m; m >>= 1) s += __shfl_xor_sync(0xFFFFFFFFu, s, m);
+                    if (lane == 0 && v < (int)vectors) {
+                        if (perRow > 1) parts[v * t.nbUnits + u] = s;
+                        else y[v * rows + u * (t.unitSize / cols) + r] = s;
+                    }
                 }
             }
         }
@@ -519,8 +531,10 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const ui
         seen[next % 4].warps = warps;
         seen[next++ % 4].perSm = perSm;
     }
-    /* enough blocks to fill the device, each staging x once and looping */
-    uint64_t blocks = (items + warps - 1) / warps;
+    /* enough blocks to fill the device, each staging x once and looping
+     * (a Huffman warp takes several small units at once) */
+    uint64_t const perWarp = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(t) : 1;
+    uint64_t blocks = (items + warps * perWarp - 1) / (warps * perWarp);
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
     rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(

@@ -230,8 +230,10 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
         uint64_t esc = gk_escapes_before(blob, t, u);
-        /* the warp's lanes decode the unit's runs to symbols */
-        for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++) gk_huf_unit_symbols(blob, t, table, runs, u, k, unit, unitStart);
+        /* the warp's lanes decode the unit's runs to symbols (the kernel
+         * decodes several small units at once: the same symbols) */
+        for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++)
+            gk_huf_unit_symbols(blob, t, table, runs, u, k, unit, unitStart);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];

@@ -536,6 +536,15 @@ GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16
 
 GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + GK_HUF_RUN - 1) / GK_HUF_RUN; }
 
+/* Units the rows kernel's warp decodes at once, so that each of its 32
+ * lanes has a run where units have fewer: at most GK_HUF_UNIT_MAX
+ * elements in all. */
+GK_FN unsigned gk_huf_units_together(const gk_tensor* t)
+{
+    uint64_t const rpu = gk_huf_runs_per_unit(t);
+    return rpu >= 32 ? 1 : (unsigned)(32 / rpu);
+}
+
 /* Entries of the run index: every run of every unit but the first, which
  * starts with the unit. */
 GK_FN uint64_t gk_huf_index_size(const gk_tensor* t) { return t->nbUnits * (gk_huf_runs_per_unit(t) - 1); }
