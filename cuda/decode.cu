@@ -310,14 +310,15 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
- * (fast), or the decoding table and the symbols of the units a warp
- * decodes at once, a byte an element (Huffman). */
+ * (fast), or the one- and multi-symbol decoding tables and the symbols of
+ * the units a warp decodes at once, a byte an element (Huffman). */
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
     if (layout == GK_LAYOUT_HUFFMAN)
-        return xs + sizeof(uint16_t) * (1u << GK_HUF_MAX_BITS) + (size_t)warps * gk_huf_units_together(t) * t->unitSize;
+        return xs + (sizeof(uint16_t) + sizeof(uint32_t)) * (1u << GK_HUF_MAX_BITS) +
+               (size_t)warps * gk_huf_units_together(t) * t->unitSize;
     return xs;
 }
 
@@ -373,10 +374,14 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             xs[v * stride + c + c / 32 * 4] = x[v * cols + part * span + c];
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
     uint32_t* const window = (uint32_t*)after + 8 * blockDim.x + 32 * warp;
-    uint16_t* codes = NULL;
+    /* Huffman: the one-symbol table, then the multi-symbol table built from it */
+    uint16_t* const codes = (uint16_t*)after;
+    uint32_t* const multi = (uint32_t*)(codes + (1u << GK_HUF_MAX_BITS));
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-        codes = (uint16_t*)after;
         for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+        __syncthreads();
+        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x)
+            multi[k] = gk_huf_multi_entry(codes, t.maxBits, k);
     }
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
@@ -385,7 +390,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
      * a lane each), then multiplies them one after another */
     unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
-                           : (uint8_t*)(codes + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * together * t.unitSize;
+                           : (uint8_t*)(multi + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * together * t.unitSize;
     for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             uint64_t const rpu = gk_huf_runs_per_unit(&t);
@@ -393,7 +398,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             for (uint64_t k = lane; k < together * rpu; k += 32) {
                 uint64_t const item = item0 + k / rpu * step, u = perRow > 1 ? item * perRow + part : item;
                 if (item < items)
-                    gk_huf_unit_symbols(blob, &t, codes, runs, u, k % rpu, units + k / rpu * t.unitSize,
+                    gk_huf_unit_symbols(blob, &t, multi, runs, u, k % rpu, units + k / rpu * t.unitSize,
                                         u * t.unitSize);
             }
             __syncwarp();

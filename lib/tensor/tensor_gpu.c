@@ -218,14 +218,18 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
     int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
     uint64_t const span = gk_rows_span(t, cols), perRow = cols / span, groups = span / 32;
     uint8_t* const unit = huffman ? (uint8_t*)malloc(t->unitSize) : NULL;
+    uint32_t* const multi = huffman ? (uint32_t*)malloc(sizeof(uint32_t) << t->maxBits) : NULL;
     float* const parts = perRow > 1 ? (float*)malloc(sizeof(float) * batch * t->nbUnits) : NULL;
     uint64_t u, r, i, k;
     unsigned v, lane;
-    if ((huffman && !unit) || (perRow > 1 && !parts)) {
+    if ((huffman && (!unit || !multi)) || (perRow > 1 && !parts)) {
         free(unit);
+        free(multi);
         free(parts);
         RETURN_ERROR(memory_allocation, "product");
     }
+    /* the block's multi-symbol table, from the one-symbol table */
+    for (k = 0; huffman && k < (1u << t->maxBits); k++) multi[k] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)k);
     for (u = 0; u < t->nbUnits; u++) {
         uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
@@ -233,7 +237,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         /* the warp's lanes decode the unit's runs to symbols (the kernel
          * decodes several small units at once: the same symbols) */
         for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++)
-            gk_huf_unit_symbols(blob, t, table, runs, u, k, unit, unitStart);
+            gk_huf_unit_symbols(blob, t, multi, runs, u, k, unit, unitStart);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];
@@ -263,6 +267,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
     }
     if (parts) sum_parts(parts, t->nbUnits, rows, perRow, batch, y);
     free(unit);
+    free(multi);
     free(parts);
     return 0;
 }

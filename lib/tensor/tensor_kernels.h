@@ -499,14 +499,48 @@ GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uin
     return gk_bits_position(&r, t);
 }
 
+/* The products' decoding table: up to 3 symbols a lookup. Entry v (the
+ * next maxBits bits) holds the codes that lie wholly within v, in order,
+ * as the one-symbol table decodes them one after another (a hole in a
+ * corrupt table ends an entry after it, as it moves on 1 bit):
+ * symbols in bits 0-23, their count in bits 24-25, their bits in 26-29. */
+#define GK_HUF_MULTI 3
+GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint32_t v)
+{
+    uint32_t const mask = (1u << maxBits) - 1;
+    uint32_t e = 0;
+    unsigned n = 0, used = 0;
+    while (n < GK_HUF_MULTI) {
+        uint32_t const d = table[(v << used) & mask];
+        unsigned const len = d >> 8;
+        if (n && (!len || used + len > maxBits)) break;
+        e |= (d & 0xFF) << 8 * n++;
+        used += len ? len : 1;
+        if (!len) break;
+    }
+    return e | (uint32_t)n << 24 | (uint32_t)used << 26;
+}
+
 /* Symbols only, for the products (which add the planes a group at a
- * time): those of elements [i0, i1) into out[i - origin], a byte each. */
-GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, uint64_t bit,
+ * time): those of elements [i0, i1) into out[i - origin], a byte each,
+ * through the multi-symbol table (the same symbols as one at a time). */
+GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
 {
     gk_bits r = gk_bits_at(blob, t, bit);
-    uint64_t i;
-    for (i = i0; i < i1; i++) out[i - origin] = (uint8_t)gk_huffman_next(&r, blob, t, table);
+    uint8_t* const o = out + (i0 - origin);
+    uint32_t const count = (uint32_t)(i1 - i0); /* within a unit */
+    unsigned const shift = 64 - t->maxBits;
+    uint32_t j = 0;
+    while (j < count) {
+        uint32_t const e = multi[r.buf >> shift];
+        unsigned const n = e >> 24 & 3; /* 1 at least */
+        o[j] = (uint8_t)e;
+        if (n > 1 && j + 1 < count) o[j + 1] = (uint8_t)(e >> 8);
+        if (n > 2 && j + 2 < count) o[j + 2] = (uint8_t)(e >> 16);
+        j += n;
+        gk_bits_skip(&r, blob, t, e >> 26);
+    }
 }
 
 /* Unit u into out (indexed by element). */
@@ -570,13 +604,14 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
     if (i0 < i1) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
 }
 
-/* Run k of unit u's symbols into out[i - origin], a byte each. */
-GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+/* Run k of unit u's symbols into out[i - origin], a byte each, through
+ * the multi-symbol table. */
+GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, const uint16_t* runs,
                                uint64_t u, uint64_t k, uint8_t* out, uint64_t origin)
 {
     uint64_t i0, i1;
     uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
-    if (i0 < i1) gk_huffman_symbols(blob, t, table, bit, i0, i1, out, origin);
+    if (i0 < i1) gk_huffman_symbols(blob, t, multi, bit, i0, i1, out, origin);
 }
 
 /* ------------------------------------------------------------------------ */

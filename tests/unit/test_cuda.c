@@ -66,6 +66,68 @@ TEST(gpu_kernels_emulated_decode_real_weights)
     free(data);
 }
 
+/* Every run of every unit through the multi-symbol table against one
+ * symbol at a time; 1 if all agree and no run writes past its end. */
+static int multi_symbols_agree(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs)
+{
+    uint32_t multi[1 << 11];
+    uint8_t* const out = (uint8_t*)malloc(GK_HUF_RUN + 1);
+    uint64_t u, k, i0, i1, i;
+    int ok = out != NULL;
+    for (i = 0; i < (1u << t->maxBits); i++) multi[i] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)i);
+    for (u = 0; ok && u < t->nbUnits; u++)
+        for (k = 0; ok && k < gk_huf_runs_per_unit(t); k++) {
+            uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
+            gk_bits r = gk_bits_at(blob, t, bit);
+            memset(out, 0xA5, GK_HUF_RUN + 1);
+            gk_huf_unit_symbols(blob, t, multi, runs, u, k, out, i0);
+            for (i = i0; i < i1; i++) ok = ok && out[i - i0] == gk_huffman_next(&r, blob, t, table);
+            ok = ok && out[i1 - i0] == 0xA5;
+        }
+    free(out);
+    return ok;
+}
+
+TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
+{
+    /* the products' table of up to 3 symbols a lookup: on real weights in
+     * the entropy layout (both splits: the weights as they are, and with
+     * exponents spread past 128 values), then with the streams overwritten
+     * by random bits, where codes fall anyhow */
+    size_t n, i, c;
+    uint8_t* const data = fixture_bf16(&n);
+    test_rng r = { 11 };
+    unsigned pass;
+    if (!data) return;
+    n -= n % 512;
+    for (pass = 0; pass < 2; pass++) {
+        size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+        uint8_t* const blob = (uint8_t*)malloc(cap);
+        uint16_t* const w = (uint16_t*)malloc(n * 2);
+        uint16_t table[1 << 11];
+        uint16_t* runs;
+        glyd_tensorView v;
+        gk_tensor t;
+        for (i = 0; i < n; i++) {
+            w[i] = (uint16_t)glyd_read16(data + 2 * i);
+            if (pass == 1 && i % 97 == 0) w[i] = (uint16_t)(w[i] & 0x807F) | (uint16_t)((i / 97) % 256 << 7);
+        }
+        c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 512, glyd_tensor_entropy, 1);
+        CHECK(!glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c);
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        CHECK(t.layout == GK_LAYOUT_HUFFMAN && t.split == (pass == 0 ? GK_SPLIT_JOINT : 0));
+        runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
+        CHECK_OK(glyd_tensorHuffmanRuns(blob, &t, table, runs));
+        CHECK(multi_symbols_agree(blob, &t, table, runs));
+        for (i = 0; i < t.streamBytes; i++) blob[t.streams + i] = (uint8_t)rng_next(&r);
+        CHECK(multi_symbols_agree(blob, &t, table, runs));
+        free(runs);
+        free(w);
+        free(blob);
+    }
+    free(data);
+}
+
 TEST(gpu_kernels_emulated_decode_every_pattern)
 {
     /* every bf16 value (escapes everywhere, the plain split), and a
