@@ -306,7 +306,7 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* Products by rows of whole groups (gk_rows_fits): a thread per group       */
 /* ------------------------------------------------------------------------ */
 
-#define ROWS_WARPS 8          /* warps of a rows block (fast, plain); Huffman: 4 or fewer */
+#define ROWS_WARPS 8          /* warps of a rows block, or fewer where shared memory is short */
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
@@ -569,14 +569,15 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
                              cudaStream_t s)
 {
     int const layout = (int)t->layout;
-    unsigned warps = layout == GK_LAYOUT_HUFFMAN ? 4 : ROWS_WARPS, most = gk_rows_vectors(t, cols);
+    unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
     device_limits dev;
     cudaError_t e0;
-    if (layout == GK_LAYOUT_FAST ? !nibble_words_aligned(blob, t) : ((uintptr_t)blob & (layout == GK_LAYOUT_STORED ? 15 : 3)))
-        return cudaErrorMisalignedAddress;
+    bool const aligned = layout == GK_LAYOUT_FAST ? nibble_words_aligned(blob, t)
+                                                  : !((uintptr_t)blob & (layout == GK_LAYOUT_STORED ? 15 : 3));
+    if (!aligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
-    /* within the device's shared memory: fewer warps (Huffman: each holds a
-     * unit), then fewer vectors at a time */
+    /* within the device's shared memory: fewer warps (Huffman: each holds
+     * up to 8 KiB of symbols), then fewer vectors at a time */
     while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
     while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
     if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;

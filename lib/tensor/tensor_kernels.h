@@ -502,8 +502,9 @@ GK_FN uint64_t gk_huffman_run(const uint8_t* blob, const gk_tensor* t, const uin
 /* The products' decoding table: up to 3 symbols a lookup. Entry v (the
  * next maxBits bits) holds the codes that lie wholly within v, in order,
  * as the one-symbol table decodes them one after another (a hole in a
- * corrupt table ends an entry after it, as it moves on 1 bit):
- * symbols in bits 0-23, their count in bits 24-25, their bits in 26-29. */
+ * corrupt table, which moves on 1 bit, only as an entry's first code, and
+ * last): symbols in bits 0-23, their count in bits 24-25, their bits in
+ * bits 26-29. */
 #define GK_HUF_MULTI 3
 GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint32_t v)
 {
@@ -759,10 +760,11 @@ GK_FN uint32_t gk_window_word(const uint8_t* blob, const gk_tensor* t, uint64_t 
     return w;
 }
 
-/* A thread's escapes, from number esc on, as it takes them in turn: k of
- * them at most, the unit's left (never past nbEsc: a corrupt count reads
- * 0s); the first inWindow of them from the window (words of it, from
- * escape first on), from its byte off on; the rest from the blob at at. */
+/* A thread's escapes, from number esc on, as it takes them in turn: at
+ * most `left` of them (what its unit has left, at most 32: past them a
+ * corrupt count reads 0s); the first `inWindow` from the step's window
+ * (words of it, from escape first on), from its byte `off` on; the others
+ * from the blob at `at`. */
 typedef struct {
     uint64_t at;
     uint32_t off, inWindow, left;
@@ -823,7 +825,8 @@ GK_FN void gk_group_pairs(const uint32_t ex[8], const uint32_t raw[8], uint32_t 
 /* n 32-bit words of the blob from byte offset at, whatever its alignment
  * (little-endian, as gk_read32 reads them): on the device, the aligned
  * words around them, joined by funnel shifts, as it cannot read words at
- * an unaligned address. */
+ * an unaligned address (so up to 4 bytes past them, which callers have
+ * more of the blob in). */
 GK_FN void gk_read_words(const uint8_t* blob, uint64_t at, unsigned n, uint32_t* w)
 {
     unsigned k;
