@@ -700,14 +700,63 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
     }
 }
 
+/* The same where every group is whole (gk_huf_by_groups): a block takes
+ * BLOCK runs at a time; each thread decodes its run to symbols in shared
+ * memory through the multi-symbol table; then the block's threads build
+ * its groups from symbols and planes (gk_huffman_pairs), each group in
+ * four 16-byte stores, consecutive threads on consecutive groups. */
+__global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
+                                      const uint16_t* __restrict__ table, const uint16_t* __restrict__ runs,
+                                      uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
+{
+    __shared__ uint16_t codes[1 << GK_HUF_MAX_BITS];
+    __shared__ uint32_t multi[1 << GK_HUF_MAX_BITS];
+    __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_RUN];
+    uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
+    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+    __syncthreads();
+    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x)
+        multi[k] = gk_huf_multi_entry(codes, t.maxBits, k);
+    __syncthreads();
+    for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
+        uint64_t a, b;
+        if (r0 + threadIdx.x < nbRuns) {
+            uint64_t const r = r0 + threadIdx.x, u = u0 + r / rpu;
+            gk_huf_run_at(blob, &t, runs, u, r % rpu, &a, &b);
+            gk_huf_unit_symbols(blob, &t, multi, runs, u, r % rpu, syms[threadIdx.x], a);
+        }
+        __syncthreads();
+        for (unsigned idx = threadIdx.x; idx < BLOCK * (GK_HUF_RUN / 32); idx += BLOCK) {
+            uint64_t const r = r0 + idx / (GK_HUF_RUN / 32);
+            unsigned const g = idx % (GK_HUF_RUN / 32);
+            if (r >= nbRuns) continue;
+            gk_huf_run_at(blob, &t, runs, u0 + r / rpu, r % rpu, &a, &b);
+            if (a + 32 * g >= b) continue;
+            const uint4* const p = (const uint4*)(syms[idx / (GK_HUF_RUN / 32)] + 32 * g);
+            uint4 const s0 = p[0], s1 = p[1];
+            uint32_t const sym[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
+            uint32_t pairs[16];
+            gk_huffman_pairs(blob, &t, (a + 32 * g) / 32, sym, pairs);
+            uint4* const dst = (uint4*)(out + (a + 32 * g - origin));
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                dst[k] = make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+        }
+        __syncthreads(); /* the symbols are used again */
+    }
+}
+
 extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
                                          const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out,
                                          void* stream)
 {
     uint64_t const n = (u1 - u0) * gk_huf_runs_per_unit(t);
+    cudaStream_t const s = (cudaStream_t)stream;
     if (u1 <= u0) return 0;
-    huffman_runs_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, (cudaStream_t)stream>>>(blob, *t, table, runs,
-                                                                                               u0, u1, out);
+    if (gk_huf_by_groups(t) && !((uintptr_t)out & 15))
+        huffman_groups_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, table, runs, u0, u1, out);
+    else
+        huffman_runs_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, table, runs, u0, u1, out);
     return (int)cudaGetLastError();
 }
 

@@ -353,14 +353,37 @@ size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const
     return emulate_gemv((const uint8_t*)blob, t, table, runs, rows, cols, x, batch, y);
 }
 
-void glyd_tensorEmulateDecodeRuns(const void* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
                                   uint64_t u0, uint64_t u1, uint16_t* out)
 {
-    uint64_t u;
-    for (u = u0; u < u1; u++) {
-        uint64_t const a = u * t->unitSize, b = gk_unit_end(t, u);
-        uint64_t k;
-        for (k = 0; k < gk_huf_runs_per_unit(t); k++)
-            gk_huf_unit_run((const uint8_t*)blob, t, table, runs, u, k, a, b, out, u0 * t->unitSize);
+    const uint8_t* const blob = (const uint8_t*)blobv;
+    uint64_t const origin = u0 * t->unitSize;
+    uint32_t multi[1 << GK_HUF_MAX_BITS];
+    uint8_t syms[GK_HUF_RUN];
+    uint64_t u, k, i, a, b;
+    unsigned j;
+    if (!gk_huf_by_groups(t)) {
+        /* huffman_runs_kernel: element by element, a thread per run */
+        for (u = u0; u < u1; u++)
+            for (k = 0; k < gk_huf_runs_per_unit(t); k++)
+                gk_huf_unit_run(blob, t, table, runs, u, k, u * t->unitSize, gk_unit_end(t, u), out, origin);
+        return;
     }
+    /* huffman_groups_kernel: each run to symbols, then its groups built
+     * from symbols and planes */
+    for (k = 0; k < (1u << t->maxBits); k++) multi[k] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)k);
+    for (u = u0; u < u1; u++)
+        for (k = 0; k < gk_huf_runs_per_unit(t); k++) {
+            gk_huf_run_at(blob, t, runs, u, k, &a, &b);
+            gk_huf_unit_symbols(blob, t, multi, runs, u, k, syms, a);
+            for (i = a; i < b; i += 32) {
+                uint32_t sym[8], pairs[16];
+                for (j = 0; j < 8; j++) sym[j] = gk_read32(syms + (i - a) + 4 * j);
+                gk_huffman_pairs(blob, t, i / 32, sym, pairs);
+                for (j = 0; j < 16; j++) {
+                    out[i - origin + 2 * j] = (uint16_t)pairs[j];
+                    out[i - origin + 2 * j + 1] = (uint16_t)(pairs[j] >> 16);
+                }
+            }
+        }
 }

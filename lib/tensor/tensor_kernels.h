@@ -615,6 +615,10 @@ GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const ui
     if (i0 < i1) gk_huffman_symbols(blob, t, multi, bit, i0, i1, out, origin);
 }
 
+/* Whether units [u0, u1) are decoded run by run to symbols and assembled a
+ * group at a time (every group whole), rather than element by element. */
+GK_FN int gk_huf_by_groups(const gk_tensor* t) { return t->unitSize % 32 == 0 && t->nbElements % 32 == 0; }
+
 /* ------------------------------------------------------------------------ */
 /* Products over rows of whole groups: a thread per group                   */
 /* ------------------------------------------------------------------------ */
