@@ -112,8 +112,7 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
  * are; a blob's parts are when its element count is a multiple of 4). */
 static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const gk_tensor* t)
 {
-    return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3) &&
-           !((uintptr_t)(blob + t->escapes) & 3);
+    return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3);
 }
 
 /* Units [u0, u1), element i into out[i - u0 * unitSize]. */
@@ -318,7 +317,7 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
     if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
     if (layout == GK_LAYOUT_HUFFMAN)
         return xs + (sizeof(uint16_t) + sizeof(uint32_t)) * (1u << GK_HUF_MAX_BITS) +
-               (size_t)warps * gk_huf_units_together(t) * t->unitSize;
+               (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
 }
 
@@ -390,7 +389,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
      * a lane each), then multiplies them one after another */
     unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
-                           : (uint8_t*)(multi + (1u << GK_HUF_MAX_BITS)) + (size_t)warp * together * t.unitSize;
+                           : (uint8_t*)(multi + (1u << GK_HUF_MAX_BITS)) + warp * together * gk_huf_unit_bytes(&t);
     for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             uint64_t const rpu = gk_huf_runs_per_unit(&t);
@@ -398,8 +397,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             for (uint64_t k = lane; k < together * rpu; k += 32) {
                 uint64_t const item = item0 + k / rpu * step, u = perRow > 1 ? item * perRow + part : item;
                 if (item < items)
-                    gk_huf_unit_symbols(blob, &t, multi, runs, u, k % rpu, units + k / rpu * t.unitSize,
-                                        u * t.unitSize);
+                    gk_huf_unit_symbols(blob, &t, multi, runs, u, k % rpu, units + k / rpu * gk_huf_unit_bytes(&t));
             }
             __syncwarp();
         }
@@ -409,7 +407,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
             uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
             uint64_t esc = gk_escapes_before(blob, &t, u);
-            uint8_t* const unit = units + j * t.unitSize;
+            uint8_t* const unit = units + j * gk_huf_unit_bytes(&t);
             for (uint64_t r = 0; r < nbRows; r++) {
                 uint64_t const q0 = (unitStart + r * span) / 32;
                 float acc[BATCH][4];
@@ -460,7 +458,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         }
                     } else {
                         if (active) {
-                            const uint4* const p = (const uint4*)(unit + (32 * q - unitStart));
+                            const uint4* const p = (const uint4*)(unit + gk_huf_slot_offset(32 * q - unitStart));
                             uint4 const a = p[0], b = p[1];
                             uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
                             gk_huffman_pairs(blob, &t, q, sym, pairs);
@@ -572,9 +570,11 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
     unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
     device_limits dev;
     cudaError_t e0;
-    bool const aligned = layout == GK_LAYOUT_FAST ? nibble_words_aligned(blob, t)
-                                                  : !((uintptr_t)blob & (layout == GK_LAYOUT_STORED ? 15 : 3));
-    if (!aligned) return cudaErrorMisalignedAddress;
+    /* the word loads' alignment (Huffman reads cope with any) */
+    bool const misaligned = layout == GK_LAYOUT_FAST     ? !nibble_words_aligned(blob, t)
+                            : layout == GK_LAYOUT_STORED ? ((uintptr_t)blob & 15) != 0
+                                                         : false;
+    if (misaligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
     /* within the device's shared memory: fewer warps (Huffman: each holds
      * up to 8 KiB of symbols), then fewer vectors at a time */
@@ -711,7 +711,7 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
 {
     __shared__ uint16_t codes[1 << GK_HUF_MAX_BITS];
     __shared__ uint32_t multi[1 << GK_HUF_MAX_BITS];
-    __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_RUN];
+    __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_SLOT]; /* a run a row; padded as in the rows kernel */
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
     for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
     __syncthreads();
@@ -722,8 +722,8 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
         uint64_t a, b;
         if (r0 + threadIdx.x < nbRuns) {
             uint64_t const r = r0 + threadIdx.x, u = u0 + r / rpu;
-            gk_huf_run_at(blob, &t, runs, u, r % rpu, &a, &b);
-            gk_huf_unit_symbols(blob, &t, multi, runs, u, r % rpu, syms[threadIdx.x], a);
+            uint64_t const bit = gk_huf_run_at(blob, &t, runs, u, r % rpu, &a, &b);
+            gk_huffman_symbols(blob, &t, multi, bit, a, b, syms[threadIdx.x], a);
         }
         __syncthreads();
         for (unsigned idx = threadIdx.x; idx < BLOCK * (GK_HUF_RUN / 32); idx += BLOCK) {

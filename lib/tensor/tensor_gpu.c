@@ -205,7 +205,7 @@ static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint8_t
         for (k = 0; k < 16; k++) pairs[k] = gk_read32(blob + 64 * q + 4 * k);
     } else {
         uint32_t sym[8];
-        for (k = 0; k < 8; k++) sym[k] = gk_read32(unit + 32 * q - unitStart + 4 * k);
+        for (k = 0; k < 8; k++) sym[k] = gk_read32(unit + gk_huf_slot_offset(32 * q - unitStart) + 4 * k);
         gk_huffman_pairs(blob, t, q, sym, pairs);
     }
 }
@@ -217,7 +217,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
 {
     int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
     uint64_t const span = gk_rows_span(t, cols), perRow = cols / span, groups = span / 32;
-    uint8_t* const unit = huffman ? (uint8_t*)malloc(t->unitSize) : NULL;
+    uint8_t* const unit = huffman ? (uint8_t*)malloc(gk_huf_unit_bytes(t)) : NULL;
     uint32_t* const multi = huffman ? (uint32_t*)malloc(sizeof(uint32_t) << t->maxBits) : NULL;
     float* const parts = perRow > 1 ? (float*)malloc(sizeof(float) * batch * t->nbUnits) : NULL;
     uint64_t u, r, i, k;
@@ -237,7 +237,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         /* the warp's lanes decode the unit's runs to symbols (the kernel
          * decodes several small units at once: the same symbols) */
         for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++)
-            gk_huf_unit_symbols(blob, t, multi, runs, u, k, unit, unitStart);
+            gk_huf_unit_symbols(blob, t, multi, runs, u, k, unit);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];
@@ -279,7 +279,7 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
     uint16_t unit[GK_HUF_UNIT_MAX];
     float* parts = NULL;
     float* sums;
-    uint64_t u, it, q, r;
+    uint64_t u, it, q, r, run;
     unsigned v, j;
     RETURN_ERROR_IF(batch < 1 || batch > 8 || rows * cols != t->nbElements || !gk_gemv_fits(t, cols),
                     parameter_outOfBound, "product");
@@ -298,7 +298,9 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
         uint64_t const nbEsc = huffman ? 0 : gk_escapes_before(blob, t, u + 1);
         /* items in order: each one's escapes start after the previous ones' */
         uint64_t esc = huffman ? 0 : gk_escapes_before(blob, t, u);
-        if (huffman) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u, u + 1, unit); /* as the block does */
+        /* as the block does: a run a thread, element by element */
+        for (run = 0; huffman && run < gk_huf_runs_per_unit(t); run++)
+            gk_huf_unit_run(blob, t, table, runs, u, run, u * t->unitSize, gk_unit_end(t, u), unit, u * t->unitSize);
         for (it = 0; it < g.nbItems; it++) {
             uint64_t ia, ib, col0;
             float acc[32][8];
@@ -374,8 +376,8 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const u
     for (k = 0; k < (1u << t->maxBits); k++) multi[k] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)k);
     for (u = u0; u < u1; u++)
         for (k = 0; k < gk_huf_runs_per_unit(t); k++) {
-            gk_huf_run_at(blob, t, runs, u, k, &a, &b);
-            gk_huf_unit_symbols(blob, t, multi, runs, u, k, syms, a);
+            uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &a, &b);
+            gk_huffman_symbols(blob, t, multi, bit, a, b, syms, a);
             for (i = a; i < b; i += 32) {
                 uint32_t sym[8], pairs[16];
                 for (j = 0; j < 8; j++) sym[j] = gk_read32(syms + (i - a) + 4 * j);

@@ -571,9 +571,20 @@ GK_FN void gk_huffman_unit(const uint8_t* blob, const gk_tensor* t, const uint16
 
 GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + GK_HUF_RUN - 1) / GK_HUF_RUN; }
 
+/* A unit's symbols as the rows kernel holds them in shared memory: run k
+ * from byte k * GK_HUF_SLOT. Lanes write their runs side by side; 256
+ * bytes apart, every lane's byte would fall in the same bank, and the
+ * writes go one lane at a time; 16 more keep them in 8 banks, and groups
+ * 16-byte aligned. */
+#define GK_HUF_SLOT (GK_HUF_RUN + 16)
+
+GK_FN uint64_t gk_huf_unit_bytes(const gk_tensor* t) { return gk_huf_runs_per_unit(t) * GK_HUF_SLOT; }
+
+/* Where the symbol of a unit's element o lies in its slots. */
+GK_FN uint64_t gk_huf_slot_offset(uint64_t o) { return o / GK_HUF_RUN * GK_HUF_SLOT + o % GK_HUF_RUN; }
+
 /* Units the rows kernel's warp decodes at once, so that each of its 32
- * lanes has a run where units have fewer: at most GK_HUF_UNIT_MAX
- * elements in all. */
+ * lanes has a run where units have fewer: 32 runs at most. */
 GK_FN unsigned gk_huf_units_together(const gk_tensor* t)
 {
     uint64_t const rpu = gk_huf_runs_per_unit(t);
@@ -605,14 +616,14 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
     if (i0 < i1) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
 }
 
-/* Run k of unit u's symbols into out[i - origin], a byte each, through
- * the multi-symbol table. */
+/* Run k of unit u's symbols into its slot of the unit's (slots from
+ * unit[0]), a byte each, through the multi-symbol table. */
 GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, const uint16_t* runs,
-                               uint64_t u, uint64_t k, uint8_t* out, uint64_t origin)
+                               uint64_t u, uint64_t k, uint8_t* unit)
 {
     uint64_t i0, i1;
     uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
-    if (i0 < i1) gk_huffman_symbols(blob, t, multi, bit, i0, i1, out, origin);
+    if (i0 < i1) gk_huffman_symbols(blob, t, multi, bit, i0, i1, unit + k * GK_HUF_SLOT, i0);
 }
 
 /* Whether units [u0, u1) are decoded run by run to symbols and assembled a

@@ -80,7 +80,7 @@ static int multi_symbols_agree(const uint8_t* blob, const gk_tensor* t, const ui
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
             gk_bits r = gk_bits_at(blob, t, bit);
             memset(out, 0xA5, GK_HUF_RUN + 1);
-            gk_huf_unit_symbols(blob, t, multi, runs, u, k, out, i0);
+            gk_huffman_symbols(blob, t, multi, bit, i0, i1, out, i0);
             for (i = i0; i < i1; i++) ok = ok && out[i - i0] == gk_huffman_next(&r, blob, t, table);
             ok = ok && out[i1 - i0] == 0xA5;
         }
