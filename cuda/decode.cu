@@ -577,7 +577,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
     if (misaligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
     /* within the device's shared memory: fewer warps (Huffman: each holds
-     * up to 8 KiB of symbols), then fewer vectors at a time */
+     * up to 8.5 KiB of symbols), then fewer vectors at a time */
     while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
     while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
     if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;
