@@ -53,7 +53,9 @@ lib: $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 deps:
 	$(Q)./tools/deps.sh build
 
-$(BUILD)/obj/%.o: %.c
+# Every object waits for the packages (order-only: once per make, before
+# any compiler runs, also under -j and in the asan and portable builds).
+$(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $<")
 	$(Q)$(CC) $(ALLFLAGS) -MMD -MP -c $< -o $@
@@ -86,6 +88,7 @@ SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-fr
 asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN)" \
 	    $(BUILD)/asan/glyd $(BUILD)/asan/unit_tests
+	$(Q)./tools/deps.sh test
 	$(Q)GLYD_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    bash tests/run.sh $(BUILD)/asan
 
