@@ -379,8 +379,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
         __syncthreads();
-        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x)
-            multi[k] = gk_huf_multi_entry(codes, t.maxBits, k);
+        gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
     }
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
@@ -715,8 +714,7 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
     for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
     __syncthreads();
-    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x)
-        multi[k] = gk_huf_multi_entry(codes, t.maxBits, k);
+    gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
     __syncthreads();
     for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
         uint64_t a, b;
@@ -730,7 +728,7 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
             uint64_t const r = r0 + idx / (GK_HUF_RUN / 32);
             unsigned const g = idx % (GK_HUF_RUN / 32);
             if (r >= nbRuns) continue;
-            gk_huf_run_at(blob, &t, runs, u0 + r / rpu, r % rpu, &a, &b);
+            gk_huf_run_span(&t, u0 + r / rpu, r % rpu, &a, &b); /* arithmetic only: no read of the run index */
             if (a + 32 * g >= b) continue;
             const uint4* const p = (const uint4*)(syms[idx / (GK_HUF_RUN / 32)] + 32 * g);
             uint4 const s0 = p[0], s1 = p[1];

@@ -229,7 +229,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         RETURN_ERROR(memory_allocation, "product");
     }
     /* the block's multi-symbol table, from the one-symbol table */
-    for (k = 0; huffman && k < (1u << t->maxBits); k++) multi[k] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)k);
+    if (huffman) gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = 0; u < t->nbUnits; u++) {
         uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
@@ -373,7 +373,7 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const u
     }
     /* huffman_groups_kernel: each run to symbols, then its groups built
      * from symbols and planes */
-    for (k = 0; k < (1u << t->maxBits); k++) multi[k] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)k);
+    gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = u0; u < u1; u++)
         for (k = 0; k < gk_huf_runs_per_unit(t); k++) {
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &a, &b);

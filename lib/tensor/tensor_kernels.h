@@ -522,6 +522,14 @@ GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint3
     return e | (uint32_t)n << 24 | (uint32_t)used << 26;
 }
 
+/* Entries first, first + step, ... of the multi-symbol table (a block's
+ * threads share the work; the emulation takes them all). */
+GK_FN void gk_huf_multi_fill(const uint16_t* table, unsigned maxBits, uint32_t* multi, unsigned first, unsigned step)
+{
+    unsigned k;
+    for (k = first; k < (1u << maxBits); k += step) multi[k] = gk_huf_multi_entry(table, maxBits, k);
+}
+
 /* Symbols only, for the products (which add the planes a group at a
  * time): those of elements [i0, i1) into out[i - origin], a byte each,
  * through the multi-symbol table (the same symbols as one at a time). */
@@ -595,14 +603,20 @@ GK_FN unsigned gk_huf_units_together(const gk_tensor* t)
  * starts with the unit. */
 GK_FN uint64_t gk_huf_index_size(const gk_tensor* t) { return t->nbUnits * (gk_huf_runs_per_unit(t) - 1); }
 
-/* Where run k of unit u starts: its elements [i0, i1), its first bit. */
-GK_FN uint64_t gk_huf_run_at(const uint8_t* blob, const gk_tensor* t, const uint16_t* runs, uint64_t u, uint64_t k,
-                             uint64_t* i0, uint64_t* i1)
+/* The elements [i0, i1) of run k of unit u. */
+GK_FN void gk_huf_run_span(const gk_tensor* t, uint64_t u, uint64_t k, uint64_t* i0, uint64_t* i1)
 {
     uint64_t const a = u * t->unitSize;
     uint64_t const b = gk_unit_end(t, u);
     *i0 = a + k * GK_HUF_RUN < b ? a + k * GK_HUF_RUN : b;
     *i1 = *i0 + GK_HUF_RUN < b ? *i0 + GK_HUF_RUN : b;
+}
+
+/* Where run k of unit u starts: its elements [i0, i1), its first bit. */
+GK_FN uint64_t gk_huf_run_at(const uint8_t* blob, const gk_tensor* t, const uint16_t* runs, uint64_t u, uint64_t k,
+                             uint64_t* i0, uint64_t* i1)
+{
+    gk_huf_run_span(t, u, k, i0, i1);
     return 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
 }
 

@@ -74,7 +74,7 @@ static int multi_symbols_agree(const uint8_t* blob, const gk_tensor* t, const ui
     uint8_t* const out = (uint8_t*)malloc(GK_HUF_RUN + 1);
     uint64_t u, k, i0, i1, i;
     int ok = out != NULL;
-    for (i = 0; i < (1u << t->maxBits); i++) multi[i] = gk_huf_multi_entry(table, t->maxBits, (uint32_t)i);
+    gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = 0; ok && u < t->nbUnits; u++)
         for (k = 0; ok && k < gk_huf_runs_per_unit(t); k++) {
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
