@@ -108,6 +108,70 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
     gk_group_pairs(ex, raw, pairs);
 }
 
+/* Copies into shared memory at a kernel's start, a thread's loads all
+ * issued before its first store. A loop that stores each value as it
+ * arrives waits a whole trip to memory every pass (the load, then the
+ * store that needs it, then the next load), and at a kernel's start every
+ * warp of the device waits at once, with no other work to hide it: x for a
+ * row of 4096 took 16 trips in a row that way at 256 threads, the decoding
+ * table 8 more. In 16-byte words, STAGE_WORDS a thread at a time (more
+ * would spill at batch 1), either is one trip. */
+#define STAGE_WORDS 4
+
+/* The decoding table (1 << maxBits entries) into codes (shared, 16-byte
+ * aligned). */
+__device__ __forceinline__ void stage_table(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits)
+{
+    unsigned const n = (1u << maxBits) / 8; /* words */
+    if (maxBits < 3 || ((uintptr_t)table & 15)) {
+        for (unsigned k = threadIdx.x; k < (1u << maxBits); k += blockDim.x) codes[k] = table[k];
+        return;
+    }
+    for (unsigned k0 = 0; k0 < n; k0 += STAGE_WORDS * blockDim.x) {
+        uint4 w[STAGE_WORDS];
+#pragma unroll
+        for (int j = 0; j < STAGE_WORDS; j++) {
+            unsigned const k = k0 + j * blockDim.x + threadIdx.x;
+            if (k < n) w[j] = __ldg((const uint4*)table + k);
+        }
+#pragma unroll
+        for (int j = 0; j < STAGE_WORDS; j++) {
+            unsigned const k = k0 + j * blockDim.x + threadIdx.x;
+            if (k < n) ((uint4*)codes)[k] = w[j];
+        }
+    }
+}
+
+/* Vectors [0, vectors) of x's part [part * span, part * span + span) into
+ * xs (shared, 16-byte aligned), vector v from xs + v * stride, 4 floats of
+ * padding after every 32 (gk_rows_stride). span and cols are multiples of
+ * 32 (gk_rows_shape), so a 16-byte word of x never straddles the padding. */
+__device__ __forceinline__ void stage_x(float* xs, const float* __restrict__ x, uint64_t cols, uint64_t span,
+                                        uint64_t stride, uint64_t part, unsigned vectors)
+{
+    unsigned const perVector = (unsigned)(span / 4), n = vectors * perVector; /* words */
+    if ((uintptr_t)x & 15) {
+        for (unsigned v = 0; v < vectors; v++)
+            for (uint64_t c = threadIdx.x; c < span; c += blockDim.x)
+                xs[v * stride + c + c / 32 * 4] = x[v * cols + part * span + c];
+        return;
+    }
+    for (unsigned k0 = 0; k0 < n; k0 += STAGE_WORDS * blockDim.x) {
+        float4 w[STAGE_WORDS];
+#pragma unroll
+        for (int j = 0; j < STAGE_WORDS; j++) {
+            unsigned const k = k0 + j * blockDim.x + threadIdx.x, v = vectors > 1 ? k / perVector : 0;
+            if (k < n) w[j] = __ldg((const float4*)(x + v * cols + part * span) + (k - v * perVector));
+        }
+#pragma unroll
+        for (int j = 0; j < STAGE_WORDS; j++) {
+            unsigned const k = k0 + j * blockDim.x + threadIdx.x, v = vectors > 1 ? k / perVector : 0;
+            unsigned const c = k - v * perVector; /* in words */
+            if (k < n) ((float4*)xs)[v * (stride / 4) + c + c / 8] = w[j];
+        }
+    }
+}
+
 /* Whether the nibble form's word loads are aligned (device allocations
  * are; a blob's parts are when its element count is a multiple of 4). */
 static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const gk_tensor* t)
@@ -196,8 +260,8 @@ __global__ void nibble_kernel(uint8_t* __restrict__ blob, gk_tensor t)
 __global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
                                       const uint16_t* __restrict__ table, uint16_t* __restrict__ out)
 {
-    __shared__ uint16_t shared[1 << GK_HUF_MAX_BITS];
-    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) shared[k] = table[k];
+    __shared__ __align__(16) uint16_t shared[1 << GK_HUF_MAX_BITS];
+    stage_table(shared, table, t.maxBits);
     __syncthreads();
     for (uint64_t u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; u < t.nbUnits;
          u += (uint64_t)gridDim.x * blockDim.x)
@@ -223,10 +287,10 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
     __shared__ uint32_t before[GEMV_MAX_ITEMS + 1];
     __shared__ float sums[GEMV_MAX_ITEMS * GEMV_MAX_BATCH];
     __shared__ uint16_t unit[HUFFMAN ? GK_HUF_UNIT_MAX : 1];
-    __shared__ uint16_t codes[HUFFMAN ? 1 << GK_HUF_MAX_BITS : 1];
+    __shared__ __align__(16) uint16_t codes[HUFFMAN ? 1 << GK_HUF_MAX_BITS : 1];
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (HUFFMAN) {
-        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+        stage_table(codes, table, t.maxBits);
         __syncthreads();
     }
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
@@ -368,16 +432,14 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     float* const xs = (float*)smem;
     uint8_t* const after = smem + sizeof(float) * vectors * stride;
     /* x's part for this block, padded */
-    for (unsigned v = 0; v < vectors; v++)
-        for (uint64_t c = threadIdx.x; c < span; c += blockDim.x)
-            xs[v * stride + c + c / 32 * 4] = x[v * cols + part * span + c];
+    stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
     uint32_t* const window = (uint32_t*)after + 8 * blockDim.x + 32 * warp;
     /* Huffman: the one-symbol table, then the multi-symbol table built from it */
     uint16_t* const codes = (uint16_t*)after;
     uint32_t* const multi = (uint32_t*)(codes + (1u << GK_HUF_MAX_BITS));
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-        for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+        stage_table(codes, table, t.maxBits);
         __syncthreads();
         gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
     }
@@ -687,9 +749,9 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
                                     uint16_t* __restrict__ out)
 {
     /* the table in shared memory: each symbol's lookup waits on it */
-    __shared__ uint16_t codes[1 << GK_HUF_MAX_BITS];
+    __shared__ __align__(16) uint16_t codes[1 << GK_HUF_MAX_BITS];
     uint64_t const rpu = gk_huf_runs_per_unit(&t);
-    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+    stage_table(codes, table, t.maxBits);
     __syncthreads();
     for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < (u1 - u0) * rpu;
          r += (uint64_t)gridDim.x * blockDim.x) {
@@ -708,11 +770,11 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
                                       const uint16_t* __restrict__ table, const uint16_t* __restrict__ runs,
                                       uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
 {
-    __shared__ uint16_t codes[1 << GK_HUF_MAX_BITS];
+    __shared__ __align__(16) uint16_t codes[1 << GK_HUF_MAX_BITS];
     __shared__ uint32_t multi[1 << GK_HUF_MAX_BITS];
     __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_SLOT]; /* a run a row; padded as in the rows kernel */
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
-    for (unsigned k = threadIdx.x; k < (1u << t.maxBits); k += blockDim.x) codes[k] = table[k];
+    stage_table(codes, table, t.maxBits);
     __syncthreads();
     gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
     __syncthreads();
