@@ -118,28 +118,62 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
  * would spill at batch 1), either is one trip. */
 #define STAGE_WORDS 4
 
-/* The decoding table (1 << maxBits entries) into codes (shared, 16-byte
- * aligned). */
-__device__ __forceinline__ void stage_table(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits)
+/* Words [k0, n) of src into dst (shared), a block's threads side by side. */
+__device__ __forceinline__ void stage_words(uint4* dst, const uint4* __restrict__ src, unsigned k0, unsigned n)
 {
-    unsigned const n = (1u << maxBits) / 8; /* words */
-    if (maxBits < 3 || ((uintptr_t)table & 15)) {
-        for (unsigned k = threadIdx.x; k < (1u << maxBits); k += blockDim.x) codes[k] = table[k];
-        return;
-    }
-    for (unsigned k0 = 0; k0 < n; k0 += STAGE_WORDS * blockDim.x) {
+    for (; k0 < n; k0 += STAGE_WORDS * blockDim.x) {
         uint4 w[STAGE_WORDS];
 #pragma unroll
         for (int j = 0; j < STAGE_WORDS; j++) {
             unsigned const k = k0 + j * blockDim.x + threadIdx.x;
-            if (k < n) w[j] = __ldg((const uint4*)table + k);
+            if (k < n) w[j] = __ldg(src + k);
         }
 #pragma unroll
         for (int j = 0; j < STAGE_WORDS; j++) {
             unsigned const k = k0 + j * blockDim.x + threadIdx.x;
-            if (k < n) ((uint4*)codes)[k] = w[j];
+            if (k < n) dst[k] = w[j];
         }
     }
+}
+
+/* The decoding table (1 << maxBits entries) into codes (shared, 16-byte
+ * aligned): in 16-byte words where the table is aligned to them (device
+ * allocations are). */
+__device__ __forceinline__ bool table_in_words(const uint16_t* table, unsigned maxBits)
+{
+    return maxBits >= 3 && !((uintptr_t)table & 15);
+}
+
+__device__ __forceinline__ void stage_table(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits)
+{
+    if (!table_in_words(table, maxBits)) {
+        for (unsigned k = threadIdx.x; k < (1u << maxBits); k += blockDim.x) codes[k] = table[k];
+        return;
+    }
+    stage_words((uint4*)codes, (const uint4*)table, 0, (1u << maxBits) / 8);
+}
+
+/* The same in two halves, for other loads to share the first one's trip:
+ * table_begin loads a thread's first word, table_end stores it and copies
+ * the rest (none where the block has a thread a word: maxBits 11 at 256
+ * threads). */
+__device__ __forceinline__ uint4 table_begin(const uint16_t* __restrict__ table, unsigned maxBits)
+{
+    uint4 w = make_uint4(0, 0, 0, 0);
+    if (table_in_words(table, maxBits) && threadIdx.x < (1u << maxBits) / 8) w = __ldg((const uint4*)table + threadIdx.x);
+    return w;
+}
+
+__device__ __forceinline__ void table_end(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits,
+                                          uint4 first)
+{
+    unsigned const n = (1u << maxBits) / 8;
+    if (!table_in_words(table, maxBits)) {
+        stage_table(codes, table, maxBits);
+        return;
+    }
+    if (threadIdx.x < n) ((uint4*)codes)[threadIdx.x] = first;
+    stage_words((uint4*)codes, (const uint4*)table, blockDim.x, n);
 }
 
 /* Vectors [0, vectors) of x's part [part * span, part * span + span) into
@@ -431,6 +465,17 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     float* const xs = (float*)smem;
     uint8_t* const after = smem + sizeof(float) * vectors * stride;
+    uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
+    /* loads that need nothing staged share x's trip: the Huffman table's,
+     * and the fast layout's escape counts around the warp's first item (a
+     * warp mostly has one: at a row a unit, they were a trip of its own
+     * before the row's first step, a fifth of a 4096-column row's) */
+    uint4 const tableWord = LAYOUT == GK_LAYOUT_HUFFMAN ? table_begin(table, t.maxBits) : make_uint4(0, 0, 0, 0);
+    uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
+    uint64_t const firstUnit = perRow > 1 ? firstItem * perRow + part : firstItem;
+    bool const early = LAYOUT == GK_LAYOUT_FAST && firstItem < items;
+    uint64_t const firstEsc = early ? gk_escapes_before(blob, &t, firstUnit) : 0;
+    uint64_t const firstEnd = early ? gk_escapes_before(blob, &t, firstUnit + 1) : 0;
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
@@ -439,13 +484,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint16_t* const codes = (uint16_t*)after;
     uint32_t* const multi = (uint32_t*)(codes + (1u << GK_HUF_MAX_BITS));
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-        stage_table(codes, table, t.maxBits);
+        table_end(codes, table, t.maxBits, tableWord);
         __syncthreads();
         gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
     }
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
-    uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
     /* Huffman: a warp decodes `together` of its units at once (their runs
      * a lane each), then multiplies them one after another */
     unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
@@ -466,8 +510,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             uint64_t const item = item0 + j * step;
             uint64_t const u = perRow > 1 ? item * perRow + part : item;
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
-            uint64_t const nbEsc = gk_escapes_before(blob, &t, u + 1);
-            uint64_t esc = gk_escapes_before(blob, &t, u);
+            uint64_t const nbEsc = item == firstItem ? firstEnd : gk_escapes_before(blob, &t, u + 1);
+            uint64_t esc = item == firstItem ? firstEsc : gk_escapes_before(blob, &t, u);
             uint8_t* const unit = units + j * gk_huf_unit_bytes(&t);
             for (uint64_t r = 0; r < nbRows; r++) {
                 uint64_t const q0 = (unitStart + r * span) / 32;
