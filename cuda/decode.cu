@@ -407,15 +407,17 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
- * (fast), or the one- and multi-symbol decoding tables and the symbols of
- * the units a warp decodes at once, a byte an element (Huffman). */
+ * (fast); or the multi- and one-symbol decoding tables, x, then the
+ * symbols of the units a warp decodes at once, a byte an element
+ * (Huffman). */
+#define ROWS_HUF_TABLES ((sizeof(uint32_t) + sizeof(uint16_t)) << GK_HUF_MAX_BITS)
+
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (8 + 1) * 32 * warps; /* slots, windows */
     if (layout == GK_LAYOUT_HUFFMAN)
-        return xs + (sizeof(uint16_t) + sizeof(uint32_t)) * (1u << GK_HUF_MAX_BITS) +
-               (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
+        return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
 }
 
@@ -463,8 +465,13 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span), groups = span / 32;
     uint64_t const perRow = cols / span, part = blockIdx.y;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    float* const xs = (float*)smem;
-    uint8_t* const after = smem + sizeof(float) * vectors * stride;
+    /* Huffman: the multi-symbol table first, where its address is a
+     * constant (its lookups are most of the product's work), then the
+     * one-symbol table it is built from; then x, then per layout */
+    uint32_t* const multi = (uint32_t*)smem;
+    uint16_t* const codes = (uint16_t*)(multi + (1u << GK_HUF_MAX_BITS));
+    float* const xs = (float*)(smem + (LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_HUF_TABLES : 0));
+    uint8_t* const after = (uint8_t*)xs + sizeof(float) * vectors * stride;
     uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
     /* loads that need nothing staged share x's trip: the Huffman table's,
      * and the fast layout's escape counts around the warp's first item (a
@@ -480,9 +487,6 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
     uint32_t* const window = (uint32_t*)after + 8 * blockDim.x + 32 * warp;
-    /* Huffman: the one-symbol table, then the multi-symbol table built from it */
-    uint16_t* const codes = (uint16_t*)after;
-    uint32_t* const multi = (uint32_t*)(codes + (1u << GK_HUF_MAX_BITS));
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         table_end(codes, table, t.maxBits, tableWord);
         __syncthreads();
@@ -494,7 +498,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
      * a lane each), then multiplies them one after another */
     unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
-                           : (uint8_t*)(multi + (1u << GK_HUF_MAX_BITS)) + warp * together * gk_huf_unit_bytes(&t);
+                           : after + warp * together * gk_huf_unit_bytes(&t);
     for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             uint64_t const rpu = gk_huf_runs_per_unit(&t);

@@ -361,7 +361,7 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const u
     const uint8_t* const blob = (const uint8_t*)blobv;
     uint64_t const origin = u0 * t->unitSize;
     uint32_t multi[1 << GK_HUF_MAX_BITS];
-    uint8_t syms[GK_HUF_RUN];
+    uint8_t syms[GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK];
     uint64_t u, k, i, a, b;
     unsigned j;
     if (!gk_huf_by_groups(t)) {

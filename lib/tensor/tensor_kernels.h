@@ -532,7 +532,13 @@ GK_FN void gk_huf_multi_fill(const uint16_t* table, unsigned maxBits, uint32_t* 
 
 /* Symbols only, for the products (which add the planes a group at a
  * time): those of elements [i0, i1) into out[i - origin], a byte each,
- * through the multi-symbol table (the same symbols as one at a time). */
+ * through the multi-symbol table (the same symbols as one at a time).
+ * Every lookup stores all of its entry's bytes, whatever its count: the
+ * bytes past the count are overwritten by the next lookup's, or fall in
+ * the GK_HUF_SYMBOLS_SLACK bytes after the run that out must have room
+ * for. Stores kept for a count cost twice the instructions (compares,
+ * predicates) in a loop that is most of the entropy layout's product. */
+#define GK_HUF_SYMBOLS_SLACK (GK_HUF_MULTI - 1)
 GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
 {
@@ -545,8 +551,8 @@ GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uin
         uint32_t const e = multi[r.buf >> shift];
         unsigned const n = e >> 24 & 3; /* 1 at least */
         o[j] = (uint8_t)e;
-        if (n > 1 && j + 1 < count) o[j + 1] = (uint8_t)(e >> 8);
-        if (n > 2 && j + 2 < count) o[j + 2] = (uint8_t)(e >> 16);
+        o[j + 1] = (uint8_t)(e >> 8);
+        o[j + 2] = (uint8_t)(e >> 16);
         j += n;
         gk_bits_skip(&r, blob, t, e >> 26);
     }
@@ -583,8 +589,9 @@ GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + 
  * from byte k * GK_HUF_SLOT. Lanes write their runs side by side; 256
  * bytes apart, every lane's byte would fall in the same bank, and the
  * writes go one lane at a time; 16 more keep them in 8 banks, and groups
- * 16-byte aligned. */
+ * 16-byte aligned (and give gk_huffman_symbols its slack). */
 #define GK_HUF_SLOT (GK_HUF_RUN + 16)
+typedef char gk_huf_slot_has_slack[GK_HUF_SLOT - GK_HUF_RUN >= GK_HUF_SYMBOLS_SLACK ? 1 : -1];
 
 GK_FN uint64_t gk_huf_unit_bytes(const gk_tensor* t) { return gk_huf_runs_per_unit(t) * GK_HUF_SLOT; }
 
