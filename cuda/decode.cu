@@ -34,8 +34,9 @@
 #include "glyd_cuda.h"
 #include "../lib/tensor/tensor_kernels.h"
 
-extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
-extern "C" size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, const uint16_t* table, uint16_t* runs);
+extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
+extern "C" size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                                         uint16_t* runs);
 
 #define BLOCK 128      /* threads of a decoding block */
 #define GEMV_WARPS 8   /* warps of a product block */
@@ -45,7 +46,7 @@ extern "C" size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, c
 struct glyd_cudaTensor_s {
     gk_tensor t;
     uint8_t* blob;     /* device */
-    uint16_t* table;   /* device: the Huffman layout's decoding table */
+    gk_huf_tables* tables; /* device: the Huffman layout's decoding tables */
     uint16_t* runs;    /* device: its run index, where every unit's stream is short enough */
     size_t bytes;
 };
@@ -136,44 +137,55 @@ __device__ __forceinline__ void stage_words(uint4* dst, const uint4* __restrict_
     }
 }
 
-/* The decoding table (1 << maxBits entries) into codes (shared, 16-byte
- * aligned): in 16-byte words where the table is aligned to them (device
- * allocations are). */
-__device__ __forceinline__ bool table_in_words(const uint16_t* table, unsigned maxBits)
+/* A decoding table of `bytes` (even) into dst (shared, 16-byte aligned):
+ * in 16-byte words where the table is aligned to them (device allocations
+ * are) and whole. */
+__device__ __forceinline__ bool table_in_words(const void* table, unsigned bytes)
 {
-    return maxBits >= 3 && !((uintptr_t)table & 15);
+    return !(bytes & 15) && !((uintptr_t)table & 15);
 }
 
-__device__ __forceinline__ void stage_table(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits)
+__device__ __forceinline__ void stage_table(void* dst, const void* __restrict__ table, unsigned bytes)
 {
-    if (!table_in_words(table, maxBits)) {
-        for (unsigned k = threadIdx.x; k < (1u << maxBits); k += blockDim.x) codes[k] = table[k];
+    if (!table_in_words(table, bytes)) {
+        for (unsigned k = threadIdx.x; k < bytes / 2; k += blockDim.x)
+            ((uint16_t*)dst)[k] = ((const uint16_t*)table)[k];
         return;
     }
-    stage_words((uint4*)codes, (const uint4*)table, 0, (1u << maxBits) / 8);
+    stage_words((uint4*)dst, (const uint4*)table, 0, bytes / 16);
 }
 
 /* The same in two halves, for other loads to share the first one's trip:
- * table_begin loads a thread's first word, table_end stores it and copies
- * the rest (none where the block has a thread a word: maxBits 11 at 256
- * threads). */
-__device__ __forceinline__ uint4 table_begin(const uint16_t* __restrict__ table, unsigned maxBits)
+ * table_begin loads a thread's first TABLE_FIRST words, table_end stores
+ * them and copies the rest (none where the block has a thread for every
+ * TABLE_FIRST words: the 8 KiB multi-symbol table at 256 threads). */
+#define TABLE_FIRST 2
+typedef struct { uint4 w[TABLE_FIRST]; } table_words;
+
+__device__ __forceinline__ table_words table_begin(const void* __restrict__ table, unsigned bytes)
 {
-    uint4 w = make_uint4(0, 0, 0, 0);
-    if (table_in_words(table, maxBits) && threadIdx.x < (1u << maxBits) / 8) w = __ldg((const uint4*)table + threadIdx.x);
-    return w;
+    table_words f;
+#pragma unroll
+    for (int j = 0; j < TABLE_FIRST; j++) {
+        unsigned const k = j * blockDim.x + threadIdx.x;
+        f.w[j] = make_uint4(0, 0, 0, 0);
+        if (table_in_words(table, bytes) && k < bytes / 16) f.w[j] = __ldg((const uint4*)table + k);
+    }
+    return f;
 }
 
-__device__ __forceinline__ void table_end(uint16_t* codes, const uint16_t* __restrict__ table, unsigned maxBits,
-                                          uint4 first)
+__device__ __forceinline__ void table_end(void* dst, const void* __restrict__ table, unsigned bytes, table_words f)
 {
-    unsigned const n = (1u << maxBits) / 8;
-    if (!table_in_words(table, maxBits)) {
-        stage_table(codes, table, maxBits);
+    if (!table_in_words(table, bytes)) {
+        stage_table(dst, table, bytes);
         return;
     }
-    if (threadIdx.x < n) ((uint4*)codes)[threadIdx.x] = first;
-    stage_words((uint4*)codes, (const uint4*)table, blockDim.x, n);
+#pragma unroll
+    for (int j = 0; j < TABLE_FIRST; j++) {
+        unsigned const k = j * blockDim.x + threadIdx.x;
+        if (k < bytes / 16) ((uint4*)dst)[k] = f.w[j];
+    }
+    stage_words((uint4*)dst, (const uint4*)table, TABLE_FIRST * blockDim.x, bytes / 16);
 }
 
 /* Vectors [0, vectors) of x's part [part * span, part * span + span) into
@@ -292,10 +304,10 @@ __global__ void nibble_kernel(uint8_t* __restrict__ blob, gk_tensor t)
 }
 
 __global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
-                                      const uint16_t* __restrict__ table, uint16_t* __restrict__ out)
+                                      const gk_huf_tables* __restrict__ tables, uint16_t* __restrict__ out)
 {
     __shared__ __align__(16) uint16_t shared[1 << GK_HUF_MAX_BITS];
-    stage_table(shared, table, t.maxBits);
+    stage_table(shared, tables->one, 2u << t.maxBits);
     __syncthreads();
     for (uint64_t u = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; u < t.nbUnits;
          u += (uint64_t)gridDim.x * blockDim.x)
@@ -315,7 +327,7 @@ __global__ void huffman_decode_kernel(const uint8_t* __restrict__ blob, gk_tenso
 template <bool HUFFMAN>
 __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols,
                                  const float* __restrict__ x, unsigned batch, float* __restrict__ y,
-                                 float* __restrict__ parts, const uint16_t* __restrict__ table,
+                                 float* __restrict__ parts, const gk_huf_tables* __restrict__ tables,
                                  const uint16_t* __restrict__ runs)
 {
     __shared__ uint32_t before[GEMV_MAX_ITEMS + 1];
@@ -324,7 +336,7 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
     __shared__ __align__(16) uint16_t codes[HUFFMAN ? 1 << GK_HUF_MAX_BITS : 1];
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     if (HUFFMAN) {
-        stage_table(codes, table, t.maxBits);
+        stage_table(codes, tables->one, 2u << t.maxBits);
         __syncthreads();
     }
     for (uint64_t u = blockIdx.x; u < t.nbUnits; u += gridDim.x) {
@@ -407,10 +419,9 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot of 8 words per thread and an escape window of 32 words per warp
- * (fast); or the multi- and one-symbol decoding tables, x, then the
- * symbols of the units a warp decodes at once, a byte an element
- * (Huffman). */
-#define ROWS_HUF_TABLES ((sizeof(uint32_t) + sizeof(uint16_t)) << GK_HUF_MAX_BITS)
+ * (fast); or the multi-symbol decoding table, x, then the symbols of the
+ * units a warp decodes at once, a byte an element (Huffman). */
+#define ROWS_HUF_TABLES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
 
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
@@ -457,8 +468,8 @@ static cudaError_t limits(device_limits* out)
 template <int LAYOUT, int BATCH>
 __global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? 4 : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
-            unsigned vectors, float* __restrict__ y, float* __restrict__ parts, const uint16_t* __restrict__ table,
-            const uint16_t* __restrict__ runs)
+            unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
+            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs)
 {
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
@@ -466,10 +477,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint64_t const perRow = cols / span, part = blockIdx.y;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     /* Huffman: the multi-symbol table first, where its address is a
-     * constant (its lookups are most of the product's work), then the
-     * one-symbol table it is built from; then x, then per layout */
+     * constant (its lookups are most of the product's work); then x, then
+     * per layout */
     uint32_t* const multi = (uint32_t*)smem;
-    uint16_t* const codes = (uint16_t*)(multi + (1u << GK_HUF_MAX_BITS));
     float* const xs = (float*)(smem + (LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_HUF_TABLES : 0));
     uint8_t* const after = (uint8_t*)xs + sizeof(float) * vectors * stride;
     uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
@@ -477,7 +487,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
      * and the fast layout's escape counts around the warp's first item (a
      * warp mostly has one: at a row a unit, they were a trip of its own
      * before the row's first step, a fifth of a 4096-column row's) */
-    uint4 const tableWord = LAYOUT == GK_LAYOUT_HUFFMAN ? table_begin(table, t.maxBits) : make_uint4(0, 0, 0, 0);
+    unsigned const multiBytes = 4u << t.maxBits;
+    table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
+                                               LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
     uint64_t const firstUnit = perRow > 1 ? firstItem * perRow + part : firstItem;
     bool const early = LAYOUT == GK_LAYOUT_FAST && firstItem < items;
@@ -487,11 +499,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
     uint32_t* const window = (uint32_t*)after + 8 * blockDim.x + 32 * warp;
-    if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-        table_end(codes, table, t.maxBits, tableWord);
-        __syncthreads();
-        gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
-    }
+    if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     /* Huffman: a warp decodes `together` of its units at once (their runs
@@ -609,9 +617,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 /* A launch of the rows kernel for vectors [0, vectors) of x, with warps
  * per block and smem bytes of shared memory that the device allows. */
 template <int LAYOUT, int BATCH>
-static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                               uint64_t rows, uint64_t cols, const float* x, unsigned vectors, float* y,
-                               float* parts, unsigned warps, size_t smem, const device_limits* dev,
+static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                               const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned vectors,
+                               float* y, float* parts, unsigned warps, size_t smem, const device_limits* dev,
                                cudaStream_t stream)
 {
     /* the shared memory limit raised once per device; blocks per
@@ -650,28 +658,30 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const ui
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
     rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
-        blob, *t, rows, cols, x, vectors, y, parts, table, runs);
+        blob, *t, rows, cols, x, vectors, y, parts, tables, runs);
     return cudaGetLastError();
 }
 
 template <int LAYOUT>
-static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
                                       unsigned vectors, float* y, float* parts, unsigned warps,
                                       const device_limits* dev, cudaStream_t s)
 {
     size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps);
-    if (vectors == 1) return launch_rows<LAYOUT, 1>(blob, t, table, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
-    if (vectors == 2) return launch_rows<LAYOUT, 2>(blob, t, table, runs, rows, cols, x, 2, y, parts, warps, smem, dev, s);
+    if (vectors == 1)
+        return launch_rows<LAYOUT, 1>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
+    if (vectors == 2)
+        return launch_rows<LAYOUT, 2>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, smem, dev, s);
     if (vectors <= 4)
-        return launch_rows<LAYOUT, 4>(blob, t, table, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
-    return launch_rows<LAYOUT, 8>(blob, t, table, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
+        return launch_rows<LAYOUT, 4>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
+    return launch_rows<LAYOUT, 8>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
  * stages; the device's alignment of blobs (cudaMalloc) is what its word
  * loads assume, checked. */
-static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                              uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
                              cudaStream_t s)
 {
@@ -697,11 +707,11 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
         float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
         cudaError_t e;
         if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
-            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else
-            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, table, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -714,19 +724,28 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const uint
 extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size, size_t* error)
 {
     glyd_cudaTensor* const t = (glyd_cudaTensor*)calloc(1, sizeof(glyd_cudaTensor));
-    uint16_t table[1 << GK_HUF_MAX_BITS];
+    gk_huf_tables* const tables = (gk_huf_tables*)malloc(sizeof(gk_huf_tables));
     cudaError_t e;
     *error = 0;
-    if (!t) { *error = (size_t)-(int)GLYD_error_memory_allocation; return NULL; }
-    *error = glyd_cudaDescribeBlob(blob, size, &t->t, table);
-    if (glyd_isError(*error)) { free(t); return NULL; }
+    if (!t || !tables) {
+        *error = (size_t)-(int)GLYD_error_memory_allocation;
+        free(t);
+        free(tables);
+        return NULL;
+    }
+    *error = glyd_cudaDescribeBlob(blob, size, &t->t, tables);
+    if (glyd_isError(*error)) {
+        free(t);
+        free(tables);
+        return NULL;
+    }
     *error = 0;
-    t->bytes = size + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof table : 0);
+    t->bytes = size + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof(gk_huf_tables) : 0);
     e = cudaMalloc((void**)&t->blob, size);
     if (e == cudaSuccess) e = cudaMemcpy(t->blob, blob, size, cudaMemcpyHostToDevice);
     if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN) {
-        e = cudaMalloc((void**)&t->table, sizeof table);
-        if (e == cudaSuccess) e = cudaMemcpy(t->table, table, sizeof table, cudaMemcpyHostToDevice);
+        e = cudaMalloc((void**)&t->tables, sizeof(gk_huf_tables));
+        if (e == cudaSuccess) e = cudaMemcpy(t->tables, tables, sizeof(gk_huf_tables), cudaMemcpyHostToDevice);
     }
     if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN && gk_huf_index_size(&t->t)) {
         /* the run index, for a thread per run rather than per unit; none
@@ -736,15 +755,17 @@ extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size,
         if (!runs) {
             *error = (size_t)-(int)GLYD_error_memory_allocation;
             glyd_cudaTensorFree(t);
+            free(tables);
             return NULL;
         }
-        if (!glyd_isError(glyd_tensorHuffmanRuns(blob, &t->t, table, runs))) {
+        if (!glyd_isError(glyd_tensorHuffmanRuns(blob, &t->t, tables, runs))) {
             e = cudaMalloc((void**)&t->runs, runBytes);
             if (e == cudaSuccess) e = cudaMemcpy(t->runs, runs, runBytes, cudaMemcpyHostToDevice);
             t->bytes += runBytes;
         }
         free(runs);
     }
+    free(tables);
     if (e != cudaSuccess) {
         *error = cuda_failed(e, "upload");
         glyd_cudaTensorFree(t);
@@ -757,7 +778,7 @@ extern "C" void glyd_cudaTensorFree(glyd_cudaTensor* t)
 {
     if (!t) return;
     cudaFree(t->blob);
-    cudaFree(t->table);
+    cudaFree(t->tables);
     cudaFree(t->runs);
     free(t);
 }
@@ -792,14 +813,14 @@ extern "C" int glyd_cudaLaunchNibbles(uint8_t* blob, const gk_tensor* t, void* s
 
 /* Units [u0, u1) of a Huffman blob, a thread per run, into out (from the
  * first unit's first element). */
-__global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor t, const uint16_t* __restrict__ table,
-                                    const uint16_t* __restrict__ runs, uint64_t u0, uint64_t u1,
-                                    uint16_t* __restrict__ out)
+__global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
+                                    const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs,
+                                    uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
 {
     /* the table in shared memory: each symbol's lookup waits on it */
     __shared__ __align__(16) uint16_t codes[1 << GK_HUF_MAX_BITS];
     uint64_t const rpu = gk_huf_runs_per_unit(&t);
-    stage_table(codes, table, t.maxBits);
+    stage_table(codes, tables->one, 2u << t.maxBits);
     __syncthreads();
     for (uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; r < (u1 - u0) * rpu;
          r += (uint64_t)gridDim.x * blockDim.x) {
@@ -815,16 +836,13 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
  * its groups from symbols and planes (gk_huffman_pairs), each group in
  * four 16-byte stores, consecutive threads on consecutive groups. */
 __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
-                                      const uint16_t* __restrict__ table, const uint16_t* __restrict__ runs,
+                                      const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs,
                                       uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
 {
-    __shared__ __align__(16) uint16_t codes[1 << GK_HUF_MAX_BITS];
-    __shared__ uint32_t multi[1 << GK_HUF_MAX_BITS];
+    __shared__ __align__(16) uint32_t multi[1 << GK_HUF_MAX_BITS];
     __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_SLOT]; /* a run a row; padded as in the rows kernel */
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
-    stage_table(codes, table, t.maxBits);
-    __syncthreads();
-    gk_huf_multi_fill(codes, t.maxBits, multi, threadIdx.x, blockDim.x);
+    stage_table(multi, tables->multi, 4u << t.maxBits);
     __syncthreads();
     for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
         uint64_t a, b;
@@ -854,7 +872,7 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
     }
 }
 
-extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                          const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out,
                                          void* stream)
 {
@@ -862,14 +880,14 @@ extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t
     cudaStream_t const s = (cudaStream_t)stream;
     if (u1 <= u0) return 0;
     if (gk_huf_by_groups(t) && !((uintptr_t)out & 15))
-        huffman_groups_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, table, runs, u0, u1, out);
+        huffman_groups_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, tables, runs, u0, u1, out);
     else
-        huffman_runs_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, table, runs, u0, u1, out);
+        huffman_runs_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, tables, runs, u0, u1, out);
     return (int)cudaGetLastError();
 }
 
 /* table and runs: the Huffman layout's (NULL for the others). */
-extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                    const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
                                    unsigned batch, float* y, float* parts, void* stream)
 {
@@ -878,14 +896,14 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
     /* the Huffman kernels decode whole units into shared memory through
      * the run index: the emulation's conditions, checked here as well */
     if (t->layout == GK_LAYOUT_HUFFMAN &&
-        (!table || (!runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
+        (!tables || (!runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
         return (int)cudaErrorInvalidValue;
     if (gk_rows_fits(t, cols)) {
-        cudaError_t const e = gemv_rows(blob, t, table, runs, rows, cols, x, batch, y, parts, s);
+        cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, s);
         if (e != cudaSuccess) return (int)e;
     } else if (t->layout == GK_LAYOUT_HUFFMAN)
         fast_gemv_kernel<true><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
-                                                                               parts, table, runs);
+                                                                               parts, tables, runs);
     else
         fast_gemv_kernel<false><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
                                                                                 parts, NULL, NULL);
@@ -910,11 +928,12 @@ extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void*
     if (t->t.layout == GK_LAYOUT_FAST)
         CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeUnits(t->blob, &t->t, 0, t->t.nbUnits, dst, stream), "decode launch");
     else if (t->runs || gk_huf_index_size(&t->t) == 0)
-        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeRuns(t->blob, &t->t, t->table, t->runs, 0, t->t.nbUnits, dst, stream),
+        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeRuns(t->blob, &t->t, t->tables, t->runs, 0, t->t.nbUnits, dst,
+                                                        stream),
                  "decode launch");
     else
         huffman_decode_kernel<<<grid_for((t->t.nbUnits + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(t->blob, t->t,
-                                                                                           t->table, dst);
+                                                                                           t->tables, dst);
     CUDA_TRY(cudaGetLastError(), "decode launch");
     return 0;
 }

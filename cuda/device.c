@@ -17,12 +17,12 @@
 
 int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out,
                                void* stream);
-int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                         uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
                         void* stream);
 int glyd_cudaLaunchNibbles(uint8_t* blob, const gk_tensor* t, void* stream);
-int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                              uint64_t u0, uint64_t u1, uint16_t* out, void* stream);
+int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                              const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out, void* stream);
 int glyd_cudaLaunchEmbed(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const int* tokens, size_t T,
                          float* x, void* stream);
 int glyd_cudaLaunchRmsnorm(const gk_rmsnorm* a, void* stream);
@@ -91,11 +91,11 @@ static size_t cu_copy(const glyd_gpuDevice* d, void* dst, const void* src, size_
     return check(d, cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, STATE(d)->stream), "copy");
 }
 
-static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
                       float* parts)
 {
-    return check(d, glyd_cudaLaunchGemv(blob, t, table, runs, rows, cols, x, batch, y, parts, STATE(d)->stream),
+    return check(d, glyd_cudaLaunchGemv(blob, t, tables, runs, rows, cols, x, batch, y, parts, STATE(d)->stream),
                  "product");
 }
 
@@ -104,14 +104,14 @@ static size_t cu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor
     return check(d, glyd_cudaLaunchNibbles(blob, t, STATE(d)->stream), "nibble form");
 }
 
-static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+static size_t cu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                        const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
     uint64_t const first = u0 * t->unitSize;
     uint64_t const n = gk_unit_end(t, u1 - 1) - first;
     const uint16_t* src = (const uint16_t*)(const void*)blob + first;
     if (t->layout == GK_LAYOUT_HUFFMAN) {
-        FORWARD_IF_ERROR(check(d, glyd_cudaLaunchDecodeRuns(blob, t, table, runs, u0, u1, bf16, STATE(d)->stream),
+        FORWARD_IF_ERROR(check(d, glyd_cudaLaunchDecodeRuns(blob, t, tables, runs, u0, u1, bf16, STATE(d)->stream),
                                "decode"));
         src = bf16;
     } else if (t->layout != GK_LAYOUT_STORED) {

@@ -21,12 +21,12 @@ extern "C" {
 
 typedef struct glyd_cudaTensor_s glyd_cudaTensor;
 
-/** Checks a tensor blob on the host, then copies it and its decoding table
+/** Checks a tensor blob on the host, then copies it and its decoding tables
  *  to the device. NULL on failure, with *error set. */
 glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size, size_t* error);
 void glyd_cudaTensorFree(glyd_cudaTensor* t);
 uint64_t glyd_cudaTensorElements(const glyd_cudaTensor* t);
-/** Bytes the tensor takes on the device (blob and table). */
+/** Bytes the tensor takes on the device (blob, tables, run index). */
 size_t glyd_cudaTensorBytes(const glyd_cudaTensor* t);
 
 /** Rewrites a fast-layout tensor's codes on the device in the nibble form

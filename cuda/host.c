@@ -6,13 +6,13 @@
 #include "../lib/tensor/tensor.h"
 #include "../lib/tensor/tensor_kernels.h"
 
-size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
+size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
 
-size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table)
+size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables)
 {
     glyd_tensorView v;
     size_t const r = glyd_tensorOpen(&v, blob, size);
     FORWARD_IF_ERROR(r);
     RETURN_ERROR_IF(r != size, corruption_detected, "bytes after the blob");
-    return glyd_tensorDescribe(&v, blob, t, table);
+    return glyd_tensorDescribe(&v, blob, t, tables);
 }

@@ -30,7 +30,7 @@
 typedef struct {
     uint8_t* blob;              /* device: the blob (fast or Huffman layout), or the plain bf16 values */
     gk_tensor t;                /* as the kernels read it */
-    uint16_t* table;            /* device, Huffman layout: the decoding table (2^maxBits entries) */
+    gk_huf_tables* tables;      /* device, Huffman layout: the decoding tables */
     uint16_t* runs;             /* device, Huffman layout: where each run of GK_HUF_RUN elements starts */
     uint64_t rows, cols;
 } gpu_matrix;
@@ -103,13 +103,12 @@ static size_t upload_floats(gpu_backend* g, float** dst, const float* src, size_
     return upload(g, dst, src, n * sizeof(float));
 }
 
-/* The Huffman layout's decoding table and run index, which the products
+/* The Huffman layout's decoding tables and run index, which the products
  * need beside the blob (they count in the weights' memory). */
-static size_t upload_huffman(gpu_backend* g, gpu_matrix* dst, const uint8_t* blob, const uint16_t* table, char* why,
-                             size_t whyCap)
+static size_t upload_huffman(gpu_backend* g, gpu_matrix* dst, const uint8_t* blob, const gk_huf_tables* tables,
+                             char* why, size_t whyCap)
 {
     size_t const nbRuns = (size_t)gk_huf_index_size(&dst->t);
-    size_t const tableBytes = ((size_t)1 << dst->t.maxBits) * sizeof(uint16_t);
     uint16_t* runs;
     size_t r;
     if (dst->t.unitSize > GK_HUF_UNIT_MAX) {
@@ -119,12 +118,12 @@ static size_t upload_huffman(gpu_backend* g, gpu_matrix* dst, const uint8_t* blo
     }
     runs = (uint16_t*)malloc(nbRuns * sizeof(uint16_t) + 1);
     RETURN_ERROR_IF(!runs, memory_allocation, "run index");
-    r = glyd_tensorHuffmanRuns(blob, &dst->t, table, runs);
+    r = glyd_tensorHuffmanRuns(blob, &dst->t, tables, runs);
     if (!glyd_isError(r)) r = upload(g, &dst->runs, runs, nbRuns * sizeof(uint16_t));
     free(runs);
     FORWARD_IF_ERROR(r);
-    g->weightBytes += nbRuns * sizeof(uint16_t) + tableBytes;
-    return upload(g, &dst->table, table, tableBytes);
+    g->weightBytes += nbRuns * sizeof(uint16_t) + sizeof(*tables);
+    return upload(g, &dst->tables, tables, sizeof(*tables));
 }
 
 /* A matrix as the kernels read it: a fast-layout blob as it is, or plain
@@ -145,16 +144,16 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
         src = m->plain;
         size = (size_t)n * 2;
     } else {
-        uint16_t table[1 << GK_HUF_MAX_BITS];
+        gk_huf_tables tables;
         if (m->view.layout != GLYD_TLAYOUT_FAST && m->view.layout != GLYD_TLAYOUT_HUFFMAN) {
             snprintf(why, whyCap, "the GPU reads weights in the fast or Huffman layouts or plain bf16 (layout %u)",
                      m->view.layout);
             RETURN_ERROR(model_unsupported, "layout");
         }
-        FORWARD_IF_ERROR(glyd_tensorDescribe(&m->view, m->blob, &dst->t, table));
+        FORWARD_IF_ERROR(glyd_tensorDescribe(&m->view, m->blob, &dst->t, &tables));
         src = m->blob;
         size = (size_t)m->view.blobSize;
-        if (dst->t.layout == GK_LAYOUT_HUFFMAN) FORWARD_IF_ERROR(upload_huffman(g, dst, m->blob, table, why, whyCap));
+        if (dst->t.layout == GK_LAYOUT_HUFFMAN) FORWARD_IF_ERROR(upload_huffman(g, dst, m->blob, &tables, why, whyCap));
     }
     if (!gk_gemv_fits(&dst->t, m->cols)) {
         snprintf(why, whyCap, "a matrix of %llu columns in units of %u elements", (unsigned long long)m->cols,
@@ -211,7 +210,7 @@ static size_t open_buffers(gpu_backend* g)
 static void free_matrix(glyd_gpuDevice* d, gpu_matrix* m)
 {
     d->free(d, m->blob);
-    d->free(d, m->table);
+    d->free(d, m->tables);
     d->free(d, m->runs);
 }
 
@@ -272,7 +271,7 @@ static size_t gpu_matmul(gpu_backend* g, const gpu_matrix* w, const float* x, si
     uint64_t const unit = w->t.unitSize, cols = w->cols;
     uint64_t rowsPerTile, r0;
     if (T <= MAX_GEMV_BATCH)
-        return d->gemv(d, w->blob, &w->t, w->table, w->runs, w->rows, cols, x, (unsigned)T, y, g->parts);
+        return d->gemv(d, w->blob, &w->t, w->tables, w->runs, w->rows, cols, x, (unsigned)T, y, g->parts);
     /* tiles of whole units and whole rows */
     FORWARD_IF_ERROR(reserve_tiles(g, w->rows * cols));
     {
@@ -283,7 +282,7 @@ static size_t gpu_matmul(gpu_backend* g, const gpu_matrix* w, const float* x, si
     for (r0 = 0; r0 < w->rows; r0 += rowsPerTile) {
         uint64_t const r1 = GLYD_MIN(r0 + rowsPerTile, w->rows);
         uint64_t const u0 = r0 * cols / unit, u1 = (r1 * cols + unit - 1) / unit;
-        FORWARD_IF_ERROR(d->widen(d, w->blob, &w->t, w->table, w->runs, u0, u1, g->tileBf16, g->tileF32));
+        FORWARD_IF_ERROR(d->widen(d, w->blob, &w->t, w->tables, w->runs, u0, u1, g->tileBf16, g->tileF32));
         FORWARD_IF_ERROR(d->gemm(d, g->tileF32, r1 - r0, cols, x, T, y + r0, w->rows));
     }
     return 0;
@@ -346,7 +345,7 @@ static size_t gpu_embed(void* b, const int* tokens, size_t T)
     for (t = 0; t < T; t++) {
         uint64_t const a = (uint64_t)tokens[t] * e->cols, u0 = a / e->t.unitSize;
         uint64_t const u1 = (a + e->cols + e->t.unitSize - 1) / e->t.unitSize;
-        FORWARD_IF_ERROR(g->d->widen(g->d, e->blob, &e->t, e->table, e->runs, u0, u1, g->tileBf16, g->tileF32));
+        FORWARD_IF_ERROR(g->d->widen(g->d, e->blob, &e->t, e->tables, e->runs, u0, u1, g->tileBf16, g->tileF32));
         FORWARD_IF_ERROR(g->d->copy(g->d, g->x + t * e->cols, g->tileF32 + (a - u0 * e->t.unitSize),
                                     (size_t)e->cols * sizeof(float)));
     }

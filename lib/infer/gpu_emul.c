@@ -43,14 +43,14 @@ static size_t emu_copy(const glyd_gpuDevice* d, void* dst, const void* src, size
     return 0;
 }
 
-static size_t emu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+static size_t emu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                        const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
                        float* parts)
 {
     (void)d;
     (void)parts;
     if (t->layout == GK_LAYOUT_HUFFMAN)
-        return glyd_tensorEmulateGemvHuffman(blob, t, table, runs, rows, cols, x, batch, y);
+        return glyd_tensorEmulateGemvHuffman(blob, t, tables, runs, rows, cols, x, batch, y);
     return glyd_tensorEmulateGemv(blob, t, rows, cols, x, batch, y);
 }
 
@@ -61,13 +61,13 @@ static size_t emu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tenso
     return glyd_tensorNibbleForm(blob, &copy);
 }
 
-static size_t emu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+static size_t emu_widen(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                         const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out)
 {
     uint64_t const n = gk_unit_end(t, u1 - 1) - u0 * t->unitSize;
     uint64_t i;
     (void)d;
-    if (t->layout == GK_LAYOUT_HUFFMAN) glyd_tensorEmulateDecodeRuns(blob, t, table, runs, u0, u1, bf16);
+    if (t->layout == GK_LAYOUT_HUFFMAN) glyd_tensorEmulateDecodeRuns(blob, t, tables, runs, u0, u1, bf16);
     else glyd_tensorEmulateDecodeUnits(blob, t, u0, u1, bf16);
     for (i = 0; i < n; i++) out[i] = gk_bits_float((uint32_t)bf16[i] << 16);
     return 0;

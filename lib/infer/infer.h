@@ -204,16 +204,16 @@ struct glyd_gpuDevice_s {
     size_t (*download)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);
     /* y (batch, rows) = W x for a batch of 1 to 8 vectors x (batch, cols);
      * parts: batch * nbUnits floats of room when units are parts of rows;
-     * table and runs: the Huffman layout's decoding table and run index
+     * tables and runs: the Huffman layout's decoding tables and run index
      * (tensor.h, glyd_tensorHuffmanRuns), NULL for the others */
-    size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+    size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                    const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
                    float* parts);
     /* a fast-layout blob's codes rewritten in the nibble form, in place
      * (tensor_kernels.h; units of whole groups): t as it was, planes */
     size_t (*nibbles)(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor* t);
     /* units [u0, u1) widened to floats: out[i - u0 * unitSize] */
-    size_t (*widen)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const uint16_t* table,
+    size_t (*widen)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                     const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* bf16, float* out);
     /* a copy within the device */
     size_t (*copy)(const glyd_gpuDevice* d, void* dst, const void* src, size_t size);

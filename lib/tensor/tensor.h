@@ -134,18 +134,21 @@ size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t n);
 size_t glyd_fastWriterEnd(const glyd_fastWriter* w);
 
 /* A checked bf16 blob (Huffman or fast layout) described for the GPU
- * kernels (tensor_kernels.h): t and, for the Huffman layout, its one-symbol
- * decoding table of 2^maxBits entries. */
+ * kernels (tensor_kernels.h): t and, for the Huffman layout, its decoding
+ * tables (gk_huf_tables: multi- and one-symbol; left as they are for the
+ * fast layout). */
 struct gk_tensor_s;
+struct gk_huf_tables_s;
 size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, struct gk_tensor_s* t,
-                           uint16_t table[1 << 11]);
+                           struct gk_huf_tables_s* tables);
 
 /* The GPU kernels (cuda/decode.cu) run on the CPU in their order, thread
  * by thread: a described blob decoded whole into out; units [u0, u1) of
  * the fast layout or plain data (GK_LAYOUT_STORED) into out (from the
  * first unit's first element); or y = W x for 1 to 8 vectors (fast layout
  * or plain; the kernel's summation order, FMA and all). */
-void glyd_tensorEmulateDecode(const void* blob, const struct gk_tensor_s* t, const uint16_t* table, uint16_t* out);
+void glyd_tensorEmulateDecode(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
+                              uint16_t* out);
 void glyd_tensorEmulateDecodeUnits(const void* blob, const struct gk_tensor_s* t, uint64_t u0, uint64_t u1,
                                    uint16_t* out);
 size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
@@ -162,11 +165,12 @@ size_t glyd_tensorNibbleForm(void* blob, struct gk_tensor_s* t);
  * offsets in bits from the unit's start (an error when one is over 65535); and the kernels'
  * emulation over it: y = W x, and units [u0, u1) decoded run by run into
  * out (from the first unit's first element). */
-size_t glyd_tensorHuffmanRuns(const void* blob, const struct gk_tensor_s* t, const uint16_t* table, uint16_t* runs);
-size_t glyd_tensorEmulateGemvHuffman(const void* blob, const struct gk_tensor_s* t, const uint16_t* table,
-                                     const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                     unsigned batch, float* y);
-void glyd_tensorEmulateDecodeRuns(const void* blob, const struct gk_tensor_s* t, const uint16_t* table,
+size_t glyd_tensorHuffmanRuns(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
+                              uint16_t* runs);
+size_t glyd_tensorEmulateGemvHuffman(const void* blob, const struct gk_tensor_s* t,
+                                     const struct gk_huf_tables_s* tables, const uint16_t* runs, uint64_t rows,
+                                     uint64_t cols, const float* x, unsigned batch, float* y);
+void glyd_tensorEmulateDecodeRuns(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
                                   const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out);
 
 /* The widest instructions tensor decoders may use, for tests of every path

@@ -1,6 +1,6 @@
 /*
  * tensor_gpu.c: a checked blob described for the GPU kernels
- * (tensor_kernels.h): where its parts lie, and its decoding table; and the
+ * (tensor_kernels.h): where its parts lie, and its decoding tables; and the
  * kernels' launches emulated on the CPU, thread by thread in the kernels'
  * order (cuda/decode.cu): what tests check the kernels' logic with, here
  * and on a GPU.
@@ -11,7 +11,7 @@
 #include "tensor.h"
 #include "tensor_kernels.h"
 
-size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor* t, uint16_t table[1 << 11])
+size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor* t, gk_huf_tables* tables)
 {
     const uint8_t* const base = (const uint8_t*)blob;
     unsigned k;
@@ -32,7 +32,8 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
         t->ends = (uint64_t)(v->unitEnds - base);
         t->streams = (uint64_t)(v->streams - base);
         t->streamBytes = v->streamBytes;
-        for (k = 0; k < (1u << v->huf.maxBits); k++) table[k] = v->huf.entry[k];
+        for (k = 0; k < (1u << v->huf.maxBits); k++) tables->one[k] = v->huf.entry[k];
+        gk_huf_multi_fill(tables->one, t->maxBits, tables->multi, 0, 1);
     } else {
         for (k = 0; k < GLYD_TENSOR_FAST_CODES; k++) t->fastSymbols[k] = v->fastSymbols[k];
         t->fastSymbols[7] = 0;
@@ -117,12 +118,12 @@ static void emulate_fast(const uint8_t* blob, const gk_tensor* t, uint64_t u0, u
     }
 }
 
-void glyd_tensorEmulateDecode(const void* blob, const gk_tensor* t, const uint16_t* table, uint16_t* out)
+void glyd_tensorEmulateDecode(const void* blob, const gk_tensor* t, const gk_huf_tables* tables, uint16_t* out)
 {
     uint64_t u;
     if (t->nbElements == 0) return;
     if (t->layout == GK_LAYOUT_FAST) emulate_fast((const uint8_t*)blob, t, 0, t->nbUnits, out);
-    else for (u = 0; u < t->nbUnits; u++) gk_huffman_unit((const uint8_t*)blob, t, table, u, out);
+    else for (u = 0; u < t->nbUnits; u++) gk_huffman_unit((const uint8_t*)blob, t, tables->one, u, out);
 }
 
 void glyd_tensorEmulateDecodeUnits(const void* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out)
@@ -132,7 +133,7 @@ void glyd_tensorEmulateDecodeUnits(const void* blob, const gk_tensor* t, uint64_
                 2 * (gk_unit_end(t, u1 - 1) - u0 * t->unitSize));
 }
 
-size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint16_t* table, uint16_t* runs)
+size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const gk_huf_tables* tables, uint16_t* runs)
 {
     const uint8_t* const blob = (const uint8_t*)blobv;
     uint64_t const rpu = gk_huf_runs_per_unit(t);
@@ -149,7 +150,7 @@ size_t glyd_tensorHuffmanRuns(const void* blobv, const gk_tensor* t, const uint1
             RETURN_ERROR_IF(bit - start > 0xFFFF, parameter_outOfBound, "a unit's stream is over 65535 bits");
             if (k) runs[u * (rpu - 1) + k - 1] = (uint16_t)(bit - start);
             /* the run's symbols walked as the kernels decode them, none kept */
-            bit = gk_huffman_run(blob, t, table, bit, i0, i1, 0, 0, NULL, 0);
+            bit = gk_huffman_run(blob, t, tables->one, bit, i0, i1, 0, 0, NULL, 0);
         }
     }
     return 0;
@@ -212,24 +213,20 @@ static void emulate_group(const uint8_t* blob, const gk_tensor* t, const uint8_t
 
 /* The rows kernel (gk_rows_fits): a warp per unit, row by row; lane k takes
  * groups k, k + 32, ... of the row; escapes numbered in lane order. */
-static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                            uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
 {
     int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
     uint64_t const span = gk_rows_span(t, cols), perRow = cols / span, groups = span / 32;
     uint8_t* const unit = huffman ? (uint8_t*)malloc(gk_huf_unit_bytes(t)) : NULL;
-    uint32_t* const multi = huffman ? (uint32_t*)malloc(sizeof(uint32_t) << t->maxBits) : NULL;
     float* const parts = perRow > 1 ? (float*)malloc(sizeof(float) * batch * t->nbUnits) : NULL;
     uint64_t u, r, i, k;
     unsigned v, lane;
-    if ((huffman && (!unit || !multi)) || (perRow > 1 && !parts)) {
+    if ((huffman && !unit) || (perRow > 1 && !parts)) {
         free(unit);
-        free(multi);
         free(parts);
         RETURN_ERROR(memory_allocation, "product");
     }
-    /* the block's multi-symbol table, from the one-symbol table */
-    if (huffman) gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = 0; u < t->nbUnits; u++) {
         uint64_t const unitStart = u * t->unitSize, nbRows = gk_rows_in_unit(t, cols, u);
         uint64_t const nbEsc = gk_escapes_before(blob, t, u + 1), xcol = (u % perRow) * span;
@@ -237,7 +234,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
         /* the warp's lanes decode the unit's runs to symbols (the kernel
          * decodes several small units at once: the same symbols) */
         for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++)
-            gk_huf_unit_symbols(blob, t, multi, runs, u, k, unit);
+            gk_huf_unit_symbols(blob, t, tables->multi, runs, u, k, unit);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];
@@ -267,12 +264,11 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const uint16
     }
     if (parts) sum_parts(parts, t->nbUnits, rows, perRow, batch, y);
     free(unit);
-    free(multi);
     free(parts);
     return 0;
 }
 
-static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
+static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                            uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
 {
     int const huffman = t->layout == GK_LAYOUT_HUFFMAN;
@@ -283,9 +279,9 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
     unsigned v, j;
     RETURN_ERROR_IF(batch < 1 || batch > 8 || rows * cols != t->nbElements || !gk_gemv_fits(t, cols),
                     parameter_outOfBound, "product");
-    RETURN_ERROR_IF(huffman && (!table || !runs || t->unitSize > GK_HUF_UNIT_MAX), parameter_outOfBound,
+    RETURN_ERROR_IF(huffman && (!tables || !runs || t->unitSize > GK_HUF_UNIT_MAX), parameter_outOfBound,
                     "Huffman product");
-    if (gk_rows_fits(t, cols)) return emulate_rows(blob, t, table, runs, rows, cols, x, batch, y);
+    if (gk_rows_fits(t, cols)) return emulate_rows(blob, t, tables, runs, rows, cols, x, batch, y);
     sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);
     if (t->unitSize < cols) parts = (float*)malloc(sizeof(float) * batch * t->nbUnits);
     if (!sums || (t->unitSize < cols && !parts)) {
@@ -300,7 +296,8 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const uint16
         uint64_t esc = huffman ? 0 : gk_escapes_before(blob, t, u);
         /* as the block does: a run a thread, element by element */
         for (run = 0; huffman && run < gk_huf_runs_per_unit(t); run++)
-            gk_huf_unit_run(blob, t, table, runs, u, run, u * t->unitSize, gk_unit_end(t, u), unit, u * t->unitSize);
+            gk_huf_unit_run(blob, t, tables->one, runs, u, run, u * t->unitSize, gk_unit_end(t, u), unit,
+                            u * t->unitSize);
         for (it = 0; it < g.nbItems; it++) {
             uint64_t ia, ib, col0;
             float acc[32][8];
@@ -348,19 +345,19 @@ size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t row
     return emulate_gemv((const uint8_t*)blob, t, NULL, NULL, rows, cols, x, batch, y);
 }
 
-size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                                     uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y)
+size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                                     const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch,
+                                     float* y)
 {
     RETURN_ERROR_IF(t->layout != GK_LAYOUT_HUFFMAN, parameter_outOfBound, "layout");
-    return emulate_gemv((const uint8_t*)blob, t, table, runs, rows, cols, x, batch, y);
+    return emulate_gemv((const uint8_t*)blob, t, tables, runs, rows, cols, x, batch, y);
 }
 
-void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const uint16_t* table, const uint16_t* runs,
-                                  uint64_t u0, uint64_t u1, uint16_t* out)
+void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const gk_huf_tables* tables,
+                                  const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out)
 {
     const uint8_t* const blob = (const uint8_t*)blobv;
     uint64_t const origin = u0 * t->unitSize;
-    uint32_t multi[1 << GK_HUF_MAX_BITS];
     uint8_t syms[GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK];
     uint64_t u, k, i, a, b;
     unsigned j;
@@ -368,16 +365,15 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const u
         /* huffman_runs_kernel: element by element, a thread per run */
         for (u = u0; u < u1; u++)
             for (k = 0; k < gk_huf_runs_per_unit(t); k++)
-                gk_huf_unit_run(blob, t, table, runs, u, k, u * t->unitSize, gk_unit_end(t, u), out, origin);
+                gk_huf_unit_run(blob, t, tables->one, runs, u, k, u * t->unitSize, gk_unit_end(t, u), out, origin);
         return;
     }
     /* huffman_groups_kernel: each run to symbols, then its groups built
      * from symbols and planes */
-    gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = u0; u < u1; u++)
         for (k = 0; k < gk_huf_runs_per_unit(t); k++) {
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &a, &b);
-            gk_huffman_symbols(blob, t, multi, bit, a, b, syms, a);
+            gk_huffman_symbols(blob, t, tables->multi, bit, a, b, syms, a);
             for (i = a; i < b; i += 32) {
                 uint32_t sym[8], pairs[16];
                 for (j = 0; j < 8; j++) sym[j] = gk_read32(syms + (i - a) + 4 * j);

@@ -530,6 +530,20 @@ GK_FN void gk_huf_multi_fill(const uint16_t* table, unsigned maxBits, uint32_t* 
     for (k = first; k < (1u << maxBits); k += step) multi[k] = gk_huf_multi_entry(table, maxBits, k);
 }
 
+/* The Huffman layout's decoding tables as the kernels take them, both
+ * built once on the host (glyd_tensorDescribe) and kept beside the blob:
+ * the multi-symbol table of the products and the bulk decode, and the
+ * one-symbol table of the element-by-element paths. Their first 2^maxBits
+ * entries are used. Built by each block instead, the multi-symbol table
+ * took about 65 instructions an entry (sm_90 SASS), 2048 entries a block,
+ * before every product could start: some 2 us of each multiprocessor at 4
+ * blocks, against a product of 5 to 10 us. Kept, it costs 8 KiB a matrix
+ * (about 2 MiB for an 8B model's 225, 0.0001 of its bf16 weights). */
+typedef struct gk_huf_tables_s {
+    uint32_t multi[1 << GK_HUF_MAX_BITS];
+    uint16_t one[1 << GK_HUF_MAX_BITS];
+} gk_huf_tables;
+
 /* Symbols only, for the products (which add the planes a group at a
  * time): those of elements [i0, i1) into out[i - origin], a byte each,
  * through the multi-symbol table (the same symbols as one at a time).

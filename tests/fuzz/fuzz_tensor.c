@@ -46,10 +46,10 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         /* the GPU kernels' threads, emulated: whatever the contents of a
          * blob the host accepted, they read only inside it */
         static uint16_t elems[1 << 19];
-        static uint16_t table[1 << 11];
+        static gk_huf_tables tables;
         gk_tensor t;
-        if (!glyd_isError(glyd_tensorDescribe(&v, data, &t, table))) {
-            glyd_tensorEmulateDecode(data, &t, table, elems);
+        if (!glyd_isError(glyd_tensorDescribe(&v, data, &t, &tables))) {
+            glyd_tensorEmulateDecode(data, &t, &tables, elems);
             if (t.layout == GK_LAYOUT_FAST && v.rowLength && v.nbElements % v.rowLength == 0 &&
                 v.rowLength <= (1u << 16)) {
                 static float x[1 << 16], y[1 << 19];
@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
                 if (copy) {
                     memcpy(copy, data, size);
                     if (!glyd_isError(glyd_tensorNibbleForm(copy, &t))) {
-                        glyd_tensorEmulateDecode(copy, &t, table, elems);
+                        glyd_tensorEmulateDecode(copy, &t, &tables, elems);
                         if (v.rowLength && v.nbElements % v.rowLength == 0 && v.rowLength <= (1u << 16)) {
                             static float x[1 << 16], y[1 << 19];
                             (void)glyd_tensorEmulateGemv(copy, &t, v.nbElements / v.rowLength, v.rowLength, x, 1, y);
@@ -74,11 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             if (t.layout == GK_LAYOUT_HUFFMAN && t.unitSize <= GK_HUF_UNIT_MAX) {
                 /* the products' run index, and the runs decoded from it */
                 uint16_t* const runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
-                if (runs && !glyd_isError(glyd_tensorHuffmanRuns(data, &t, table, runs))) {
-                    glyd_tensorEmulateDecodeRuns(data, &t, table, runs, 0, t.nbUnits, elems);
+                if (runs && !glyd_isError(glyd_tensorHuffmanRuns(data, &t, &tables, runs))) {
+                    glyd_tensorEmulateDecodeRuns(data, &t, &tables, runs, 0, t.nbUnits, elems);
                     if (v.rowLength && v.nbElements % v.rowLength == 0 && v.rowLength <= (1u << 16)) {
                         static float x[1 << 16], y[1 << 19];
-                        (void)glyd_tensorEmulateGemvHuffman(data, &t, table, runs, v.nbElements / v.rowLength,
+                        (void)glyd_tensorEmulateGemvHuffman(data, &t, &tables, runs, v.nbElements / v.rowLength,
                                                             v.rowLength, x, 1, y);
                     }
                 }

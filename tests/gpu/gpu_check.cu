@@ -33,7 +33,7 @@
 /* libglyd's own (not in its API): the blob described as the kernels see it,
  * and their emulation on the CPU */
 extern "C" {
-size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, uint16_t* table);
+size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
 size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
                               unsigned batch, float* y);
 size_t glyd_tensorNibbleForm(void* blob, gk_tensor* t);
@@ -118,14 +118,14 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
 {
     size_t err;
     gk_tensor desc;
-    std::vector<uint16_t> table(1 << 11);
+    std::vector<gk_huf_tables> tables(1);
     std::vector<uint8_t> host(blob);
     std::vector<float> x(batch * cols), want(batch * rows), got(batch * rows);
     glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
     float *dx, *dy;
     if (!t) return 0;
     for (size_t i = 0; i < x.size(); i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
-    glyd_cudaDescribeBlob(host.data(), host.size(), &desc, table.data());
+    glyd_cudaDescribeBlob(host.data(), host.size(), &desc, tables.data());
     if (nibbles && (glyd_isError(glyd_cudaTensorNibbles(t)) || glyd_isError(glyd_tensorNibbleForm(host.data(), &desc)))) {
         glyd_cudaTensorFree(t);
         return 0;

@@ -18,14 +18,14 @@ static int kernel_round_trip(const uint16_t* src, size_t n, size_t cols, glyd_te
     size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
     uint8_t* const blob = (uint8_t*)malloc(cap);
     uint16_t* const out = (uint16_t*)calloc(n + 1, 2);
-    uint16_t table[1 << 11];
+    gk_huf_tables tables;
     glyd_tensorView v;
     gk_tensor t;
     size_t const c = glyd_tensorCompress(blob, cap, src, n, GLYD_DTYPE_BF16, cols, layout, 1);
     int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c &&
-             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table));
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, &tables));
     if (ok) {
-        glyd_tensorEmulateDecode(blob, &t, table, out);
+        glyd_tensorEmulateDecode(blob, &t, &tables, out);
         ok = memcmp(out, src, n * 2) == 0;
     }
     if (ok && t.layout == GK_LAYOUT_FAST && t.unitSize % 32 == 0) {
@@ -34,7 +34,7 @@ static int kernel_round_trip(const uint16_t* src, size_t n, size_t cols, glyd_te
         uint64_t u;
         memset(out, 0, n * 2);
         ok = !glyd_isError(glyd_tensorNibbleForm(blob, &t)) && t.codeForm == GK_CODES_NIBBLES;
-        if (ok) glyd_tensorEmulateDecode(blob, &t, table, out);
+        if (ok) glyd_tensorEmulateDecode(blob, &t, &tables, out);
         for (u = 0; ok && u < t.nbUnits; u += 3) {
             uint64_t const u1 = u + 3 < t.nbUnits ? u + 3 : t.nbUnits;
             glyd_tensorEmulateDecodeUnits(blob, &t, u, u1, out + u * t.unitSize);
@@ -66,24 +66,23 @@ TEST(gpu_kernels_emulated_decode_real_weights)
     free(data);
 }
 
-/* Every run of every unit through the multi-symbol table against one
- * symbol at a time; 1 if all agree and no run writes past its end and
- * the slack after it. */
-static int multi_symbols_agree(const uint8_t* blob, const gk_tensor* t, const uint16_t* table, const uint16_t* runs)
+/* Every run of every unit through the multi-symbol table (as described
+ * for the kernels) against one symbol at a time; 1 if all agree and no
+ * run writes past its end and the slack after it. */
+static int multi_symbols_agree(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                               const uint16_t* runs)
 {
     size_t const room = GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK + 1;
-    uint32_t multi[1 << 11];
     uint8_t* const out = (uint8_t*)malloc(room);
     uint64_t u, k, i0, i1, i;
     int ok = out != NULL;
-    gk_huf_multi_fill(table, t->maxBits, multi, 0, 1);
     for (u = 0; ok && u < t->nbUnits; u++)
         for (k = 0; ok && k < gk_huf_runs_per_unit(t); k++) {
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
             gk_bits r = gk_bits_at(blob, t, bit);
             memset(out, 0xA5, room);
-            gk_huffman_symbols(blob, t, multi, bit, i0, i1, out, i0);
-            for (i = i0; i < i1; i++) ok = ok && out[i - i0] == gk_huffman_next(&r, blob, t, table);
+            gk_huffman_symbols(blob, t, tables->multi, bit, i0, i1, out, i0);
+            for (i = i0; i < i1; i++) ok = ok && out[i - i0] == gk_huffman_next(&r, blob, t, tables->one);
             for (i = i1 - i0 + GK_HUF_SYMBOLS_SLACK; i < room; i++) ok = ok && out[i] == 0xA5;
         }
     free(out);
@@ -106,7 +105,7 @@ TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
         size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
         uint8_t* const blob = (uint8_t*)malloc(cap);
         uint16_t* const w = (uint16_t*)malloc(n * 2);
-        uint16_t table[1 << 11];
+        gk_huf_tables tables;
         uint16_t* runs;
         glyd_tensorView v;
         gk_tensor t;
@@ -116,13 +115,13 @@ TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
         }
         c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 512, glyd_tensor_entropy, 1);
         CHECK(!glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c);
-        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
         CHECK(t.layout == GK_LAYOUT_HUFFMAN && t.split == (pass == 0 ? GK_SPLIT_JOINT : 0));
         runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
-        CHECK_OK(glyd_tensorHuffmanRuns(blob, &t, table, runs));
-        CHECK(multi_symbols_agree(blob, &t, table, runs));
+        CHECK_OK(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
+        CHECK(multi_symbols_agree(blob, &t, &tables, runs));
         for (i = 0; i < t.streamBytes; i++) blob[t.streams + i] = (uint8_t)rng_next(&r);
-        CHECK(multi_symbols_agree(blob, &t, table, runs));
+        CHECK(multi_symbols_agree(blob, &t, &tables, runs));
         free(runs);
         free(w);
         free(blob);
@@ -162,18 +161,18 @@ TEST(gpu_kernels_stay_inside_hostile_blobs)
                                              l == 1 ? glyd_tensor_entropy : glyd_tensor_fast, 1);
         uint8_t* const copy = (uint8_t*)malloc(c);
         uint16_t* const out = (uint16_t*)malloc(n * 2);
-        uint16_t table[1 << 11];
+        gk_huf_tables tables;
         glyd_tensorView v;
         gk_tensor t;
         CHECK(glyd_tensorOpen(&v, blob, c) == c);
-        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
         for (bit = 0; bit < 400; bit++) {
             size_t const at = (size_t)(t.planes + rng_next(&r) % (c - t.planes));
             memcpy(copy, blob, c);
             copy[at] ^= (uint8_t)(1u << (rng_next(&r) % 8));
             if (glyd_isError(glyd_tensorOpen(&v, copy, c))) continue; /* the host refuses it first */
-            if (glyd_isError(glyd_tensorDescribe(&v, copy, &t, table))) continue;
-            glyd_tensorEmulateDecode(copy, &t, table, out);
+            if (glyd_isError(glyd_tensorDescribe(&v, copy, &t, &tables))) continue;
+            glyd_tensorEmulateDecode(copy, &t, &tables, out);
             if (t.layout == GK_LAYOUT_FAST) {
                 float x[100], y[30];
                 for (i = 0; i < 100; i++) x[i] = 1.0f;
@@ -181,7 +180,7 @@ TEST(gpu_kernels_stay_inside_hostile_blobs)
                 if (t.unitSize % 32 == 0) {
                     /* the nibble form of hostile codes, then decoded */
                     CHECK_OK(glyd_tensorNibbleForm(copy, &t));
-                    glyd_tensorEmulateDecode(copy, &t, table, out);
+                    glyd_tensorEmulateDecode(copy, &t, &tables, out);
                 }
             }
         }
@@ -191,14 +190,14 @@ TEST(gpu_kernels_stay_inside_hostile_blobs)
     }
     {
         /* layouts and dtypes the kernels do not take are refused */
-        uint16_t table[1 << 11];
+        gk_huf_tables tables;
         uint8_t blob[256];
         glyd_tensorView v;
         gk_tensor t;
         float f[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
         size_t const c = glyd_tensorCompress(blob, sizeof blob, f, 8, GLYD_DTYPE_F32, 8, glyd_tensor_auto, 1);
         CHECK(glyd_tensorOpen(&v, blob, c) == c);
-        CHECK(glyd_isError(glyd_tensorDescribe(&v, blob, &t, table)));
+        CHECK(glyd_isError(glyd_tensorDescribe(&v, blob, &t, &tables)));
     }
 }
 
@@ -212,24 +211,24 @@ static int same_sums_in_every_layout(const uint16_t* w, uint64_t rows, uint64_t 
     uint8_t* const blob = (uint8_t*)malloc(cap);
     float* const y2 = (float*)malloc(sizeof(float) * batch * rows);
     uint16_t* const back = (uint16_t*)malloc(n * 2);
-    uint16_t table[1 << 11];
+    gk_huf_tables tables;
     uint16_t* runs = NULL;
     glyd_tensorView v;
     gk_tensor t;
     size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, (size_t)cols, glyd_tensor_entropy, 1);
     int ok = blob && y2 && back && !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c &&
-             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table)) && t.layout == GK_LAYOUT_HUFFMAN &&
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, &tables)) && t.layout == GK_LAYOUT_HUFFMAN &&
              t.unitSize == fast->unitSize;
     if (ok) {
         runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
-        ok = runs && !glyd_isError(glyd_tensorHuffmanRuns(blob, &t, table, runs));
+        ok = runs && !glyd_isError(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
     }
     if (ok) {
         /* decoded run by run: the elements */
-        glyd_tensorEmulateDecodeRuns(blob, &t, table, runs, 0, t.nbUnits, back);
+        glyd_tensorEmulateDecodeRuns(blob, &t, &tables, runs, 0, t.nbUnits, back);
         ok = memcmp(back, w, n * 2) == 0;
     }
-    if (ok) ok = !glyd_isError(glyd_tensorEmulateGemvHuffman(blob, &t, table, runs, rows, cols, x, batch, y2)) &&
+    if (ok) ok = !glyd_isError(glyd_tensorEmulateGemvHuffman(blob, &t, &tables, runs, rows, cols, x, batch, y2)) &&
                  memcmp(y, y2, sizeof(float) * batch * rows) == 0;
     if (ok) {
         gk_tensor stored;
@@ -256,14 +255,15 @@ static int gemv_close(const uint16_t* w, uint64_t rows, uint64_t cols, unsigned 
     uint8_t* const blob = (uint8_t*)malloc(cap);
     float* const x = (float*)malloc(sizeof(float) * batch * cols);
     float* const y = (float*)malloc(sizeof(float) * batch * rows);
-    uint16_t table[1 << 11];
+    gk_huf_tables tables;
     glyd_tensorView v;
     gk_tensor t;
     test_rng r = { 3 + rows };
     size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, (size_t)cols, glyd_tensor_fast, 1);
     uint64_t i, k;
     unsigned b;
-    int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c && !glyd_isError(glyd_tensorDescribe(&v, blob, &t, table));
+    int ok = !glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c &&
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, &tables));
     for (i = 0; i < batch * cols; i++) x[i] = (float)((double)(rng_next(&r) % 2001) / 1000.0 - 1.0);
     /* as the GPU backend uploads it: codes as nibbles where the rows kernel reads them */
     if (ok && gk_rows_shape(&t, cols)) ok = !glyd_isError(glyd_tensorNibbleForm(blob, &t)) && gk_rows_fits(&t, cols);
@@ -309,13 +309,13 @@ TEST(gpu_gemv_emulated_sums_rows)
     {
         /* shapes and batches the kernel does not take */
         uint8_t blob[4096];
-        uint16_t table[1 << 11];
+        gk_huf_tables tables;
         glyd_tensorView v;
         gk_tensor t;
         float x[64], y[64];
         size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 640, GLYD_DTYPE_BF16, 64, glyd_tensor_fast, 1);
         CHECK(glyd_tensorOpen(&v, blob, c) == c);
-        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
         memset(x, 0, sizeof x);
         CHECK(glyd_isError(glyd_tensorEmulateGemv(blob, &t, 10, 64, x, 0, y)));
         CHECK(glyd_isError(glyd_tensorEmulateGemv(blob, &t, 10, 64, x, 9, y)));
@@ -352,13 +352,13 @@ TEST(gpu_gemv_emulated_rows_of_whole_groups)
         size_t const n = 5 * 8192, cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
         uint8_t* const blob = (uint8_t*)malloc(cap);
         size_t const c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 8192, glyd_tensor_fast, 1);
-        uint16_t table[1 << 11];
+        gk_huf_tables tables;
         glyd_tensorView v;
         gk_tensor t;
         unsigned within = 0, past = 0;
         uint64_t q0, q;
         CHECK(glyd_tensorOpen(&v, blob, c) == c);
-        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, table));
+        CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
         for (q0 = 0; q0 < n / 32; q0 += 32) {
             unsigned step = 0;
             for (q = q0; q < q0 + 32; q++) step += gk_popc(gk_fast_escapes(blob, &t, q, 0, n));
