@@ -495,6 +495,18 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     bool const early = LAYOUT == GK_LAYOUT_FAST && firstItem < items;
     uint64_t const firstEsc = early ? gk_escapes_before(blob, &t, firstUnit) : 0;
     uint64_t const firstEnd = early ? gk_escapes_before(blob, &t, firstUnit + 1) : 0;
+    /* Huffman: a warp decodes `together` of its units at once, their runs
+     * a lane each (32 at most), then multiplies them one after another;
+     * where the lane's run of the warp's first units starts is read here
+     * as well (a trip before the stream's first word, which needs it) */
+    unsigned const rpu = LAYOUT == GK_LAYOUT_HUFFMAN ? (unsigned)gk_huf_runs_per_unit(&t) : 1; /* 32 at most */
+    unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
+    uint64_t const firstRunItem = firstItem + lane / rpu * step;
+    uint64_t const firstBit = LAYOUT == GK_LAYOUT_HUFFMAN && lane < together * rpu && firstRunItem < items
+                                  ? gk_huf_run_bit(blob, &t, runs,
+                                                   perRow > 1 ? firstRunItem * perRow + part : firstRunItem,
+                                                   lane % rpu)
+                                  : 0;
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
@@ -502,19 +514,15 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
-    /* Huffman: a warp decodes `together` of its units at once (their runs
-     * a lane each), then multiplies them one after another */
-    unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
                            : after + warp * together * gk_huf_unit_bytes(&t);
     for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-            uint64_t const rpu = gk_huf_runs_per_unit(&t);
             __syncwarp(); /* the last units' reads are done */
-            for (uint64_t k = lane; k < together * rpu; k += 32) {
-                uint64_t const item = item0 + k / rpu * step, u = perRow > 1 ? item * perRow + part : item;
-                if (item < items)
-                    gk_huf_unit_symbols(blob, &t, multi, runs, u, k % rpu, units + k / rpu * gk_huf_unit_bytes(&t));
+            uint64_t const item = item0 + lane / rpu * step, u = perRow > 1 ? item * perRow + part : item;
+            if (lane < together * rpu && item < items) {
+                uint64_t const bit = item0 == firstItem ? firstBit : gk_huf_run_bit(blob, &t, runs, u, lane % rpu);
+                gk_huf_unit_symbols(blob, &t, multi, bit, u, lane % rpu, units + lane / rpu * gk_huf_unit_bytes(&t));
             }
             __syncwarp();
         }

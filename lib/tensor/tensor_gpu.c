@@ -234,7 +234,7 @@ static size_t emulate_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf
         /* the warp's lanes decode the unit's runs to symbols (the kernel
          * decodes several small units at once: the same symbols) */
         for (k = 0; huffman && k < gk_huf_runs_per_unit(t); k++)
-            gk_huf_unit_symbols(blob, t, tables->multi, runs, u, k, unit);
+            gk_huf_unit_symbols(blob, t, tables->multi, gk_huf_run_bit(blob, t, runs, u, k), u, k, unit);
         for (r = 0; r < nbRows; r++) {
             uint64_t const q0 = (unitStart + r * span) / 32;
             float acc[32][GK_ROWS_MAX_BATCH][4];

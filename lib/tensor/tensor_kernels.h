@@ -633,12 +633,18 @@ GK_FN void gk_huf_run_span(const gk_tensor* t, uint64_t u, uint64_t k, uint64_t*
     *i1 = *i0 + GK_HUF_RUN < b ? *i0 + GK_HUF_RUN : b;
 }
 
+/* The bit where run k of unit u starts. */
+GK_FN uint64_t gk_huf_run_bit(const uint8_t* blob, const gk_tensor* t, const uint16_t* runs, uint64_t u, uint64_t k)
+{
+    return 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
+}
+
 /* Where run k of unit u starts: its elements [i0, i1), its first bit. */
 GK_FN uint64_t gk_huf_run_at(const uint8_t* blob, const gk_tensor* t, const uint16_t* runs, uint64_t u, uint64_t k,
                              uint64_t* i0, uint64_t* i1)
 {
     gk_huf_run_span(t, u, k, i0, i1);
-    return 8 * gk_unit_start(blob, t, u) + (k ? runs[u * (gk_huf_runs_per_unit(t) - 1) + k - 1] : 0);
+    return gk_huf_run_bit(blob, t, runs, u, k);
 }
 
 /* Run k of unit u (elements [u * unitSize + k * GK_HUF_RUN, ...)) into
@@ -651,13 +657,14 @@ GK_FN void gk_huf_unit_run(const uint8_t* blob, const gk_tensor* t, const uint16
     if (i0 < i1) gk_huffman_run(blob, t, table, bit, i0, i1, lo, hi, out, origin);
 }
 
-/* Run k of unit u's symbols into its slot of the unit's (slots from
- * unit[0]), a byte each, through the multi-symbol table. */
-GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, const uint16_t* runs,
+/* Run k of unit u's symbols, its stream from bit `bit` (gk_huf_run_bit),
+ * into its slot of the unit's (slots from unit[0]), a byte each, through
+ * the multi-symbol table. */
+GK_FN void gk_huf_unit_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, uint64_t bit,
                                uint64_t u, uint64_t k, uint8_t* unit)
 {
     uint64_t i0, i1;
-    uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &i0, &i1);
+    gk_huf_run_span(t, u, k, &i0, &i1);
     if (i0 < i1) gk_huffman_symbols(blob, t, multi, bit, i0, i1, unit + k * GK_HUF_SLOT, i0);
 }
 
