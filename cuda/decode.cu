@@ -953,12 +953,14 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     gk_tensor const* const t = &w->t;
     float* parts = NULL;
     if (batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    if (t->layout != GK_LAYOUT_FAST || rows * cols != t->nbElements || cols == 0)
+    if (rows * cols != t->nbElements || cols == 0) return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    /* the Huffman products decode units whole, through the run index */
+    if (t->layout == GK_LAYOUT_HUFFMAN && ((!w->runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
         return (size_t)-(int)GLYD_error_parameter_outOfBound;
     /* units of whole rows (few enough to count), or even parts of one row */
     if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;
     if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
-    CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, NULL, NULL, rows, cols, x, batch, y, parts, stream),
+    CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, w->tables, w->runs, rows, cols, x, batch, y, parts, stream),
              "gemv launch");
     if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
     return 0;

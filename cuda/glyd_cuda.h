@@ -42,8 +42,9 @@ size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void* stream);
 
 /** y[v][r] = sum over c of W[r][c] * x[v][c], for the batch (1 to 8) of
  *  vectors in x (batch x cols floats) into y (batch x rows floats), W the
- *  tensor as a rows x cols matrix (fast layout). Device pointers;
- *  asynchronous. Each row sums in one fixed order: the same bits every run. */
+ *  tensor as a rows x cols matrix (fast layout, or Huffman in units of at
+ *  most 8192 elements). Device pointers; asynchronous. Each row sums in
+ *  one fixed order, the same in every layout: the same bits every run. */
 size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, const float* x, unsigned batch,
                      float* y, void* stream);
 

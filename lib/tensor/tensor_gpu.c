@@ -32,6 +32,7 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
         t->ends = (uint64_t)(v->unitEnds - base);
         t->streams = (uint64_t)(v->streams - base);
         t->streamBytes = v->streamBytes;
+        memset(tables, 0, sizeof(*tables)); /* all of it is uploaded, whatever maxBits */
         for (k = 0; k < (1u << v->huf.maxBits); k++) tables->one[k] = v->huf.entry[k];
         gk_huf_multi_fill(tables->one, t->maxBits, tables->multi, 0, 1);
     } else {

@@ -8,13 +8,15 @@
  *      as the engine uploads them (nibbles, glyd_cudaTensorNibbles):
  *      glyd_cudaDecode gives the tensor back bit for bit; glyd_cudaGemv
  *      gives the bits of the CPU emulation of its kernel
- *      (glyd_tensorEmulateGemv), batch 1 to 8;
+ *      (glyd_tensorEmulateGemv, glyd_tensorEmulateGemvHuffman), batch 1
+ *      to 8, both layouts;
  *   2. a synthetic 1 GiB set of bf16 matrices (exponents as trained
  *      weights have them): decoded bit for bit, and the bulk decode's
  *      throughput in bf16 bytes written per second (fast layout: nibbles);
  *   3. y = W x at batch 1 on 4096x4096, 4096x14336 and 14336x4096: the
  *      fused kernels on the fast layout (the rows kernel on nibbles, the
- *      general kernel on bit planes) against cuBLAS's bf16 product on the
+ *      general kernel on bit planes) and on the Huffman layout (the rows
+ *      kernel, as --compact runs it) against cuBLAS's bf16 product on the
  *      plain matrix (cublasGemmEx, n = 1), in microseconds per product.
  * Prints a Markdown report; exits 1 when a check fails.
  */
@@ -37,6 +39,10 @@ size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf
 size_t glyd_tensorEmulateGemv(const void* blob, const gk_tensor* t, uint64_t rows, uint64_t cols, const float* x,
                               unsigned batch, float* y);
 size_t glyd_tensorNibbleForm(void* blob, gk_tensor* t);
+size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, const gk_huf_tables* tables, uint16_t* runs);
+size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                                     const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                     unsigned batch, float* y);
 }
 
 static int g_failures;
@@ -113,7 +119,8 @@ static int decode_matches(const std::vector<uint8_t>& blob, const uint16_t* w, s
 }
 
 /* The fused product against the emulation of its kernel, bit for bit (the
- * codes as nibbles on both sides, when asked). */
+ * fast layout's codes as nibbles on both sides, when asked; the Huffman
+ * layout through its run index, as the engine multiplies it). */
 static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_t cols, unsigned batch, int nibbles)
 {
     size_t err;
@@ -130,7 +137,15 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
         glyd_cudaTensorFree(t);
         return 0;
     }
-    if (glyd_isError(glyd_tensorEmulateGemv(host.data(), &desc, rows, cols, x.data(), batch, want.data()))) {
+    if (desc.layout == GK_LAYOUT_HUFFMAN) {
+        std::vector<uint16_t> runs(gk_huf_index_size(&desc) + 1);
+        if (glyd_isError(glyd_tensorHuffmanRuns(host.data(), &desc, tables.data(), runs.data())) ||
+            glyd_isError(glyd_tensorEmulateGemvHuffman(host.data(), &desc, tables.data(), runs.data(), rows, cols,
+                                                       x.data(), batch, want.data()))) {
+            glyd_cudaTensorFree(t);
+            return 0;
+        }
+    } else if (glyd_isError(glyd_tensorEmulateGemv(host.data(), &desc, rows, cols, x.data(), batch, want.data()))) {
         glyd_cudaTensorFree(t);
         return 0;
     }
@@ -201,10 +216,9 @@ int main(int argc, char** argv)
                         CHECK(decode_matches(blob, w.data(), m, nib, NULL), "decode, rows of %zu, layout %d, nibbles %d",
                               c, (int)l, nib);
                         decodes++;
-                        if (l == glyd_tensor_fast)
-                            for (unsigned b = 1; b <= 8; b++, products++)
-                                CHECK(gemv_matches(blob, m / c, c, b, nib), "gemv, rows of %zu, batch %u, nibbles %d",
-                                      c, b, nib);
+                        for (unsigned b = 1; b <= 8; b++, products++)
+                            CHECK(gemv_matches(blob, m / c, c, b, nib),
+                                  "gemv, rows of %zu, layout %d, batch %u, nibbles %d", c, (int)l, b, nib);
                     }
                 }
             }
@@ -228,10 +242,11 @@ int main(int argc, char** argv)
                 std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, l);
                 if (!decode_matches(blob, w.data(), n, l == glyd_tensor_fast, &gbps)) ok = 0;
                 if (l == glyd_tensor_fast && !decode_matches(blob, w.data(), n, 0, NULL)) ok = 0;
-                if (l == glyd_tensor_fast && s == 0)
+                if (s < 3) /* the products' three shapes: rows of 4096, long rows cut in parts */
                     for (unsigned b = 1; b <= 8; b *= 8)
-                        CHECK(gemv_matches(blob, rows, cols, b, 1), "gemv %llux%llu, batch %u", (unsigned long long)rows,
-                              (unsigned long long)cols, b);
+                        CHECK(gemv_matches(blob, rows, cols, b, l == glyd_tensor_fast),
+                              "gemv %llux%llu, layout %d, batch %u", (unsigned long long)rows,
+                              (unsigned long long)cols, (int)l, b);
                 if (l == glyd_tensor_fast) fastSec += n * 2 / (gbps * 1e9);
                 else hufSec += n * 2 / (gbps * 1e9);
                 if (l == glyd_tensor_fast)
@@ -258,17 +273,20 @@ int main(int argc, char** argv)
         CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
         CUDA(cudaEventCreate(&a));
         CUDA(cudaEventCreate(&b));
-        printf("| rows x cols | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up | glyd general kernel (us) |\n"
-               "| --- | ---: | ---: | ---: | ---: |\n");
+        printf("| rows x cols | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up | glyd general kernel (us) "
+               "| glyd rows kernel, entropy layout (us) | speed-up |\n"
+               "| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (unsigned s = 0; s < 3; s++) {
             uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols), err0 = 0;
             std::vector<uint16_t> w(n);
             synth(w.data(), n, 5 + s);
             std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
+            std::vector<uint8_t> const hufBlob = compress(w.data(), n, (size_t)cols, glyd_tensor_entropy);
             size_t err = err0;
             glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
             glyd_cudaTensor* const planes = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+            glyd_cudaTensor* const huf = glyd_cudaTensorUpload(hufBlob.data(), hufBlob.size(), &err);
             __nv_bfloat16 *dw, *dxh;
             float *dx, *dy, one = 1, zero = 0;
             std::vector<float> x(cols, 0.5f);
@@ -289,6 +307,7 @@ int main(int argc, char** argv)
                              CUBLAS_GEMM_DEFAULT);
                 if (t) glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
                 if (planes) glyd_cudaGemv(planes, rows, cols, dx, 1, dy, NULL);
+                if (huf) glyd_cudaGemv(huf, rows, cols, dx, 1, dy, NULL);
             }
             CUDA(cudaEventRecord(a));
             for (int k = 0; k < reps; k++)
@@ -305,11 +324,17 @@ int main(int argc, char** argv)
             for (int k = 0; k < reps && planes; k++) glyd_cudaGemv(planes, rows, cols, dx, 1, dy, NULL);
             CUDA(cudaEventRecord(b));
             double const us2 = time_us(a, b, reps);
-            CHECK(t != NULL && planes != NULL, "upload %llux%llu", (unsigned long long)rows, (unsigned long long)cols);
-            printf("| %llux%llu | %.1f | %.1f | %.2fx | %.1f |\n", (unsigned long long)rows, (unsigned long long)cols,
-                   us0, us1, us0 / us1, us2);
+            CUDA(cudaEventRecord(a));
+            for (int k = 0; k < reps && huf; k++) glyd_cudaGemv(huf, rows, cols, dx, 1, dy, NULL);
+            CUDA(cudaEventRecord(b));
+            double const us3 = time_us(a, b, reps);
+            CHECK(t != NULL && planes != NULL && huf != NULL, "upload %llux%llu", (unsigned long long)rows,
+                  (unsigned long long)cols);
+            printf("| %llux%llu | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
+                   (unsigned long long)cols, us0, us1, us0 / us1, us2, us3, us0 / us3);
             glyd_cudaTensorFree(t);
             glyd_cudaTensorFree(planes);
+            glyd_cudaTensorFree(huf);
             CUDA(cudaFree(dw));
             CUDA(cudaFree(dxh));
             CUDA(cudaFree(dx));
