@@ -894,7 +894,7 @@ extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t
     return (int)cudaGetLastError();
 }
 
-/* table and runs: the Huffman layout's (NULL for the others). */
+/* tables and runs: the Huffman layout's (NULL for the others). */
 extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                    const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
                                    unsigned batch, float* y, float* parts, void* stream)
@@ -903,8 +903,7 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
     if (t->nbElements == 0) return 0;
     /* the Huffman kernels decode whole units into shared memory through
      * the run index: the emulation's conditions, checked here as well */
-    if (t->layout == GK_LAYOUT_HUFFMAN &&
-        (!tables || (!runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
+    if (t->layout == GK_LAYOUT_HUFFMAN && (!tables || !gk_huf_products_fit(t, runs != NULL)))
         return (int)cudaErrorInvalidValue;
     if (gk_rows_fits(t, cols)) {
         cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, s);
@@ -954,8 +953,7 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     float* parts = NULL;
     if (batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
     if (rows * cols != t->nbElements || cols == 0) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    /* the Huffman products decode units whole, through the run index */
-    if (t->layout == GK_LAYOUT_HUFFMAN && ((!w->runs && gk_huf_index_size(t)) || t->unitSize > GK_HUF_UNIT_MAX))
+    if (t->layout == GK_LAYOUT_HUFFMAN && !gk_huf_products_fit(t, w->runs != NULL))
         return (size_t)-(int)GLYD_error_parameter_outOfBound;
     /* units of whole rows (few enough to count), or even parts of one row */
     if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;

@@ -33,8 +33,8 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
         t->streams = (uint64_t)(v->streams - base);
         t->streamBytes = v->streamBytes;
         memset(tables, 0, sizeof(*tables)); /* all of it is uploaded, whatever maxBits */
-        for (k = 0; k < (1u << v->huf.maxBits); k++) tables->one[k] = v->huf.entry[k];
-        gk_huf_multi_fill(tables->one, t->maxBits, tables->multi, 0, 1);
+        for (k = 0; k < (1u << t->maxBits); k++) tables->one[k] = v->huf.entry[k];
+        for (k = 0; k < (1u << t->maxBits); k++) tables->multi[k] = gk_huf_multi_entry(tables->one, t->maxBits, k);
     } else {
         for (k = 0; k < GLYD_TENSOR_FAST_CODES; k++) t->fastSymbols[k] = v->fastSymbols[k];
         t->fastSymbols[7] = 0;

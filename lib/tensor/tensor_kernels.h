@@ -522,14 +522,6 @@ GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint3
     return e | (uint32_t)n << 24 | (uint32_t)used << 26;
 }
 
-/* Entries first, first + step, ... of the multi-symbol table (a block's
- * threads share the work; the emulation takes them all). */
-GK_FN void gk_huf_multi_fill(const uint16_t* table, unsigned maxBits, uint32_t* multi, unsigned first, unsigned step)
-{
-    unsigned k;
-    for (k = first; k < (1u << maxBits); k += step) multi[k] = gk_huf_multi_entry(table, maxBits, k);
-}
-
 /* The Huffman layout's decoding tables as the kernels take them, both
  * built once on the host (glyd_tensorDescribe) and kept beside the blob:
  * the multi-symbol table of the products and the bulk decode, and the
@@ -623,6 +615,14 @@ GK_FN unsigned gk_huf_units_together(const gk_tensor* t)
 /* Entries of the run index: every run of every unit but the first, which
  * starts with the unit. */
 GK_FN uint64_t gk_huf_index_size(const gk_tensor* t) { return t->nbUnits * (gk_huf_runs_per_unit(t) - 1); }
+
+/* Whether the products take a Huffman blob: each unit decoded whole into
+ * shared memory, a run a lane, through the run index (hasRuns) wherever a
+ * unit has more than one run. */
+GK_FN int gk_huf_products_fit(const gk_tensor* t, int hasRuns)
+{
+    return t->unitSize <= GK_HUF_UNIT_MAX && (hasRuns || gk_huf_index_size(t) == 0);
+}
 
 /* The elements [i0, i1) of run k of unit u. */
 GK_FN void gk_huf_run_span(const gk_tensor* t, uint64_t u, uint64_t k, uint64_t* i0, uint64_t* i1)
