@@ -458,6 +458,36 @@ static cudaError_t limits(device_limits* out)
     return cudaSuccess;
 }
 
+/* What the rows kernel reads of an item before its first step, read an
+ * item ahead of its use (the first in x's trip: a warp mostly has one
+ * item, and at a row a unit these reads were a trip of their own before
+ * the row's first step, a fifth of a 4096-column row's): the fast layout's
+ * escape counts around item0; where the lane's run of the Huffman units
+ * from item0 on starts (the stream's first word needs it). */
+typedef struct {
+    uint64_t esc, end, bit;
+} rows_ahead;
+
+template <int LAYOUT>
+__device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict__ blob, const gk_tensor& t,
+                                                      const uint16_t* __restrict__ runs, uint64_t item0,
+                                                      uint64_t items, uint64_t step, uint64_t perRow, uint64_t part,
+                                                      unsigned lane, unsigned rpu, unsigned together)
+{
+    rows_ahead a = { 0, 0, 0 };
+    if (LAYOUT == GK_LAYOUT_FAST && item0 < items) {
+        uint64_t const u = perRow > 1 ? item0 * perRow + part : item0;
+        a.esc = gk_escapes_before(blob, &t, u);
+        a.end = gk_escapes_before(blob, &t, u + 1);
+    }
+    if (LAYOUT == GK_LAYOUT_HUFFMAN) {
+        uint64_t const item = item0 + lane / rpu * step;
+        if (lane < together * rpu && item < items)
+            a.bit = gk_huf_run_bit(blob, &t, runs, perRow > 1 ? item * perRow + part : item, lane % rpu);
+    }
+    return a;
+}
+
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
@@ -483,30 +513,18 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     float* const xs = (float*)(smem + (LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_HUF_TABLES : 0));
     uint8_t* const after = (uint8_t*)xs + sizeof(float) * vectors * stride;
     uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
+    /* Huffman: a warp decodes `together` of its units at once, their runs
+     * a lane each (32 at most), then multiplies them one after another */
+    unsigned const rpu = LAYOUT == GK_LAYOUT_HUFFMAN ? (unsigned)gk_huf_runs_per_unit(&t) : 1;
+    unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     /* loads that need nothing staged share x's trip: the Huffman table's,
-     * and the fast layout's escape counts around the warp's first item (a
-     * warp mostly has one: at a row a unit, they were a trip of its own
-     * before the row's first step, a fifth of a 4096-column row's) */
+     * and the warp's first item's reads */
     unsigned const multiBytes = 4u << t.maxBits;
     table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
-    uint64_t const firstUnit = perRow > 1 ? firstItem * perRow + part : firstItem;
-    bool const early = LAYOUT == GK_LAYOUT_FAST && firstItem < items;
-    uint64_t const firstEsc = early ? gk_escapes_before(blob, &t, firstUnit) : 0;
-    uint64_t const firstEnd = early ? gk_escapes_before(blob, &t, firstUnit + 1) : 0;
-    /* Huffman: a warp decodes `together` of its units at once, their runs
-     * a lane each (32 at most), then multiplies them one after another;
-     * where the lane's run of the warp's first units starts is read here
-     * as well (a trip before the stream's first word, which needs it) */
-    unsigned const rpu = LAYOUT == GK_LAYOUT_HUFFMAN ? (unsigned)gk_huf_runs_per_unit(&t) : 1; /* 32 at most */
-    unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
-    uint64_t const firstRunItem = firstItem + lane / rpu * step;
-    uint64_t const firstBit = LAYOUT == GK_LAYOUT_HUFFMAN && lane < together * rpu && firstRunItem < items
-                                  ? gk_huf_run_bit(blob, &t, runs,
-                                                   perRow > 1 ? firstRunItem * perRow + part : firstRunItem,
-                                                   lane % rpu)
-                                  : 0;
+    rows_ahead ahead =
+        rows_read_ahead<LAYOUT>(blob, t, runs, firstItem, items, step, perRow, part, lane, rpu, together);
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot of 8 words a thread, then a window of 32 a warp */
@@ -516,22 +534,24 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
                            : after + warp * together * gk_huf_unit_bytes(&t);
-    for (uint64_t item0 = (uint64_t)blockIdx.x * warps + warp; item0 < items; item0 += together * step) {
+    for (uint64_t item0 = firstItem; item0 < items; item0 += together * step) {
+        rows_ahead const now = ahead;
+        ahead = rows_read_ahead<LAYOUT>(blob, t, runs, item0 + together * step, items, step, perRow, part, lane, rpu,
+                                        together);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             __syncwarp(); /* the last units' reads are done */
             uint64_t const item = item0 + lane / rpu * step, u = perRow > 1 ? item * perRow + part : item;
-            if (lane < together * rpu && item < items) {
-                uint64_t const bit = item0 == firstItem ? firstBit : gk_huf_run_bit(blob, &t, runs, u, lane % rpu);
-                gk_huf_unit_symbols(blob, &t, multi, bit, u, lane % rpu, units + lane / rpu * gk_huf_unit_bytes(&t));
-            }
+            if (lane < together * rpu && item < items)
+                gk_huf_unit_symbols(blob, &t, multi, now.bit, u, lane % rpu,
+                                    units + lane / rpu * gk_huf_unit_bytes(&t));
             __syncwarp();
         }
         for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
             uint64_t const item = item0 + j * step;
             uint64_t const u = perRow > 1 ? item * perRow + part : item;
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
-            uint64_t const nbEsc = item == firstItem ? firstEnd : gk_escapes_before(blob, &t, u + 1);
-            uint64_t esc = item == firstItem ? firstEsc : gk_escapes_before(blob, &t, u);
+            uint64_t const nbEsc = now.end; /* fast: one item at a time (together 1) */
+            uint64_t esc = now.esc;
             uint8_t* const unit = units + j * gk_huf_unit_bytes(&t);
             for (uint64_t r = 0; r < nbRows; r++) {
                 uint64_t const q0 = (unitStart + r * span) / 32;
