@@ -653,19 +653,23 @@ static void drop_host_weights(glyd_llm* m)
     glyd_matrixFree(&m->head);
 }
 
-/* The forward pass on a GPU (or its emulation): the weights as they are
- * held here are uploaded; the CPU backend's buffers are never made. */
-static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p)
+/* The device that p asks for, or NULL (said why). */
+static glyd_gpuDevice* open_device(const glyd_llmParams* p)
+{
+    char why[256] = "";
+    glyd_gpuDevice* const d = p->gpu == GLYD_GPU_EMULATED ? glyd_gpuEmulated() : glyd_gpuCuda(why, sizeof why);
+    if (!d) say(p, "no GPU: %s", why[0] ? why : "out of memory");
+    return d;
+}
+
+/* The forward pass on device d (a GPU or its emulation), which it takes:
+ * the weights as they are held here are uploaded; the CPU backend's
+ * buffers are never made. */
+static size_t open_gpu(glyd_llm* m, const glyd_llmParams* p, glyd_gpuDevice* d)
 {
     glyd_llmWeights w;
-    glyd_gpuDevice* d;
     char why[256] = "";
     size_t r;
-    d = p->gpu == GLYD_GPU_EMULATED ? glyd_gpuEmulated() : glyd_gpuCuda(why, sizeof why);
-    if (!d) {
-        say(p, "no GPU: %s", why[0] ? why : "out of memory");
-        RETURN_ERROR(model_unsupported, "no GPU");
-    }
     memset(&w, 0, sizeof w);
     w.cfg = &m->cfg;
     w.layers = m->layers;
@@ -694,6 +698,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     size_t textSize = 0, r;
     struct stat sb;
     char why[256] = "";
+    glyd_gpuDevice* device = NULL;
     *error = 0;
     if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
     m->nbThreads = p && p->nbThreads ? p->nbThreads : (unsigned)GLYD_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
@@ -733,7 +738,10 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
         snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
-        r = load_weights(m, p);
+        /* the GPU before the weights: coding them can take minutes, and a
+         * machine without one is told so at once */
+        if (p && p->gpu && !(device = open_device(p))) r = GLYD_ERROR(model_unsupported);
+        if (!glyd_isError(r)) r = load_weights(m, p);
     }
     if (!glyd_isError(r) && !m->plain && m->maps) {
         /* every matrix now lives in its own blob and every vector in
@@ -752,7 +760,11 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->backendName = "cpu";
     if (!glyd_isError(r)) r = rope_init(m);
     /* the CPU's buffers only where the CPU runs the model */
-    if (!glyd_isError(r)) r = p && p->gpu ? open_gpu(m, p) : alloc_state(m);
+    if (!glyd_isError(r)) {
+        r = device ? open_gpu(m, p, device) : alloc_state(m);
+        device = NULL; /* open_gpu's now */
+    }
+    if (device) device->release(device);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
