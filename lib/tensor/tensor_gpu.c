@@ -280,7 +280,8 @@ static size_t emulate_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf
     unsigned v, j;
     RETURN_ERROR_IF(batch < 1 || batch > 8 || rows * cols != t->nbElements || !gk_gemv_fits(t, cols),
                     parameter_outOfBound, "product");
-    RETURN_ERROR_IF(huffman && (!tables || !runs || t->unitSize > GK_HUF_UNIT_MAX), parameter_outOfBound,
+    /* the kernels' own condition (glyd_cudaLaunchGemv) */
+    RETURN_ERROR_IF(huffman && (!tables || !gk_huf_products_fit(t, runs != NULL)), parameter_outOfBound,
                     "Huffman product");
     if (gk_rows_fits(t, cols)) return emulate_rows(blob, t, tables, runs, rows, cols, x, batch, y);
     sums = (float*)malloc(sizeof(float) * GK_GEMV_MAX_ITEMS * 8);

@@ -326,6 +326,42 @@ TEST(gpu_gemv_emulated_sums_rows)
     free(data);
 }
 
+/* A Huffman blob whose units are a run each (256 elements, as another
+ * writer may cut them) needs no run index: the emulation takes it without
+ * one, as the kernels do (gk_huf_products_fit), and sums it as the blob
+ * of the same weights in units of 4096 that does need one. */
+TEST(gpu_gemv_emulated_huffman_units_of_one_run)
+{
+    size_t n, i;
+    uint8_t* const data = fixture_bf16(&n);
+    uint16_t w[256];
+    uint8_t blob[2048];
+    gk_huf_tables tables;
+    glyd_tensorView v;
+    gk_tensor t;
+    uint16_t runs[16];
+    float x[64], y[4], y1[4];
+    size_t c;
+    if (!data) return;
+    for (i = 0; i < 256; i++) w[i] = (uint16_t)glyd_read16(data + 2 * (i % n));
+    for (i = 0; i < 64; i++) x[i] = (float)i / 64.0f - 0.5f;
+    c = glyd_tensorCompress(blob, sizeof blob, w, 256, GLYD_DTYPE_BF16, 64, glyd_tensor_entropy, 1);
+    CHECK(glyd_tensorOpen(&v, blob, c) == c && v.layout == GLYD_TLAYOUT_HUFFMAN);
+    CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
+    CHECK(t.unitSize == 4096 && gk_huf_index_size(&t) == 15);
+    CHECK(glyd_isError(glyd_tensorEmulateGemvHuffman(blob, &t, &tables, NULL, 4, 64, x, 1, y)));
+    CHECK_OK(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
+    CHECK_OK(glyd_tensorEmulateGemvHuffman(blob, &t, &tables, runs, 4, 64, x, 1, y));
+    /* the same single unit's stream, its header saying units of 256 */
+    glyd_write32(blob + 16, 256);
+    CHECK(glyd_tensorOpen(&v, blob, c) == c);
+    CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
+    CHECK(t.unitSize == 256 && t.nbUnits == 1 && gk_huf_index_size(&t) == 0);
+    CHECK_OK(glyd_tensorEmulateGemvHuffman(blob, &t, &tables, NULL, 4, 64, x, 1, y1));
+    CHECK(memcmp(y, y1, sizeof y) == 0);
+    free(data);
+}
+
 TEST(gpu_gemv_emulated_rows_of_whole_groups)
 {
     /* The rows kernel (a thread per group) on shapes it takes: several rows
