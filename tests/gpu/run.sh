@@ -25,9 +25,14 @@
 # by tests/gpu/kit.sh and carried there:
 #   bash tests/gpu/kit.sh .gpu-kit                  (here)
 #   bash tests/gpu/run.sh --kit .gpu-kit            (there; carry .gpu-kit)
-# Each step has a time limit, so that one that hangs leaves the others.
+# The whole run keeps within GPU_RUN_SECONDS (default 360: the 6 minutes
+# it is meant to take on one H200, builds included): each step has its own
+# limit, so that one that hangs leaves the others, and none runs past the
+# run's end. The report ends with each step's time.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+start=$SECONDS
+deadline=$((start + ${GPU_RUN_SECONDS:-360}))
 kit=
 if [ "${1:-}" = --kit ]; then kit=${2:?--kit DIR}; fi
 out=${OUT:-}
@@ -53,42 +58,62 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
 if [ -n "$out" ]; then
     mkdir -p "$out"
     report=$out/gpu_check.md
-    trap 'rm -rf "$report.unit" "$synth"' EXIT
+    trap 'rm -rf "$report.unit" "$report.memcheck" "$synth"' EXIT
 else
     report=$(mktemp)
-    trap 'rm -rf "$report" "$report.unit" "$synth"' EXIT
+    trap 'rm -rf "$report" "$report.unit" "$report.memcheck" "$synth"' EXIT
 fi
 status=0
-# a step: its own time limit; a failure is recorded, the next step runs
+steps=
+# a step (LIMIT NAME COMMAND...): its own time limit, cut to what is left
+# of the run's; a failure is recorded, the next step runs
 run() {
-    local limit=$1
-    shift
-    local rc=0
+    local limit=$1 name=$2
+    shift 2
+    local rc=0 left=$((deadline - SECONDS)) t0=$SECONDS
+    if [ "$limit" -gt "$left" ]; then limit=$left; fi
+    if [ "$limit" -lt 5 ]; then
+        echo "**not run, the run's $((deadline - start)) s are spent: $* **"
+        status=124
+        steps+="| $name | - | not run |"$'\n'
+        return 0
+    fi
     timeout "$limit" "$@" || rc=$?
     if [ "$rc" != 0 ]; then status=$rc; fi
     if [ "$rc" = 124 ]; then echo "**timed out after $limit s: $* **"; fi
+    steps+="| $name | $((SECONDS - t0)) | $([ "$rc" = 0 ] && echo passed || echo "exit $rc") |"$'\n'
     return 0
 }
+t_steps=$SECONDS
 {
     echo "## CPU emulation of the kernels and of the GPU backend"
     echo
-    GLYD_CORPUS="$SHARED/corpus" run 120 "$bin/unit_tests" gpu_ >"$report.unit" 2>&1
+    GLYD_CORPUS="$SHARED/corpus" run 120 "emulation tests" "$bin/unit_tests" gpu_ >"$report.unit" 2>&1
     tail -n 1 "$report.unit"
     echo
-    run 150 "$gpu_check" "$SHARED/fixtures"
-    run 60 "$bin/gpu_engine" check "$SHARED/fixtures"
+    run 150 gpu_check "$gpu_check" "$SHARED/fixtures"
+    run 60 "engine checks" "$bin/gpu_engine" check "$SHARED/fixtures"
     layers=()
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
-    run 120 "$bin/synth_model" --shape 8b "${layers[@]}" -o "$synth" >/dev/null
-    run 240 "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
+    run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" -o "$synth" >/dev/null
+    run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
         echo "## The engine's checks under compute-sanitizer (memcheck)"
         echo
-        run 120 compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
-            "$bin/gpu_engine" check "$SHARED/fixtures" | tail -n 25
+        run 120 "engine checks, memcheck" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
+            "$bin/gpu_engine" check "$SHARED/fixtures" >"$report.memcheck" 2>&1
+        tail -n 25 "$report.memcheck"
     fi
+    echo
+    echo "## Time, of the run's $((deadline - start)) s (builds before the steps: $((t_steps - start)) s)"
+    echo
+    echo "| step | s | result |"
+    echo "| --- | ---: | --- |"
+    printf '%s' "$steps"
+    echo
+    echo "In all: $((SECONDS - start)) s."
 } >"$report" 2>&1
 cat "$report"
 exit "$status"
