@@ -901,42 +901,52 @@ GK_FN void gk_read_words(const uint8_t* blob, uint64_t at, unsigned n, uint32_t*
 #endif
 }
 
-/* Bytes a + b, each modulo 256. */
-GK_FN uint32_t gk_add_bytes(uint32_t a, uint32_t b)
+/* The joint split's group as pairs of bf16 (as gk_group_pairs gives
+ * them), straight from its symbols (sym[k]: elements 4k .. 4k + 3, each
+ * exponent - base then the top mantissa bit) and its 7-bit fields (f: the
+ * group's 224 bits, element j's from bit 7j: sign, then the 6 low mantissa
+ * bits), a pair of elements at a time in the two halves of a word:
+ *   - the pair's symbols spread into the halves, then times 64 plus base
+ *     at bit 7 of each half: exponent and top bit in bits 6-14 (the sum
+ *     stays under 2^16, so nothing reaches the other half; an exponent past
+ *     255, only in a corrupt blob, wraps there as a byte would);
+ *   - the pair's 14 bits of fields, w: the even element's low bits are
+ *     w's bits 0-5 where they stand, its sign and the odd element's low
+ *     bits are w << 9's bits 15-21, the odd element's sign w << 18's 31.
+ * Eight instructions a pair on the GPU; through the bytes the fast layout
+ * has (exponents, sign-and-mantissa bytes, then gk_group_pairs), 13. */
+GK_FN void gk_joint_pairs(const uint32_t f[7], const uint32_t sym[8], uint32_t base, uint32_t pairs[16])
 {
-    return ((a & 0x7F7F7F7Fu) + (b & 0x7F7F7F7Fu)) ^ ((a ^ b) & 0x80808080u);
+    uint32_t const add = (base & 0xFFu) << 7 | (base & 0xFFu) << 23;
+    unsigned i;
+    for (i = 0; i < 16; i++) {
+        unsigned const o = 14 * i, k = o >> 5, sh = o & 31;
+        uint32_t const w = sh + 14 <= 32 ? f[k] >> sh : f[k] >> sh | f[k + 1] << (32 - sh);
+        uint32_t const q = gk_prmt(sym[i >> 1], 0, i & 1 ? 0x4342 : 0x4140) * 64 + add;
+        uint32_t const p = gk_select(0x003F8000u, w << 9, gk_select(0x7FC07FC0u, q, w));
+        pairs[i] = gk_select(0x80000000u, w << 18, p);
+    }
 }
 
 /* Group q of a Huffman blob as pairs of bf16, from its symbols (sym[k]:
  * elements 4k .. 4k + 3, a byte each) and its planes read a group at a
- * time: each element's exponent and sign-and-mantissa byte as the fast
- * layout has them, then the same assembly (gk_group_pairs). The planes of
- * a group follow the blob's table, at any alignment; the joint split's 7-bit
- * fields of a group are 28 bytes from byte 28q. The products decode units
- * to symbols only, a byte an element, and add the planes here. */
+ * time: the joint split's 7-bit fields of a group are 28 bytes from byte
+ * 28q (gk_joint_pairs); otherwise each element's exponent and
+ * sign-and-mantissa byte are as the fast layout has them, and so is their
+ * assembly (gk_group_pairs). The planes follow the blob's table, at any
+ * alignment. The products decode units to symbols only, a byte an element,
+ * and add the planes here. */
 GK_FN void gk_huffman_pairs(const uint8_t* blob, const gk_tensor* t, uint64_t q, const uint32_t sym[8],
                             uint32_t pairs[16])
 {
-    uint32_t ex[8], raw[8];
-    unsigned k;
+    uint32_t raw[8];
     if (t->split == GK_SPLIT_JOINT) {
-        uint32_t f[7];
-        uint32_t const base = (t->symBase & 0xFF) * 0x01010101u;
-        gk_read_words(blob, t->planes + 28 * q, 7, f);
-        for (k = 0; k < 8; k++) {
-            /* the fields of elements 4k .. 4k + 3: bits 28k .. 28k + 27 */
-            unsigned const o = 28 * k, w = o >> 5, sh = o & 31;
-            uint32_t const x = (sh + 28 <= 32 ? f[w] >> sh : f[w] >> sh | f[w + 1] << (32 - sh)) & 0x0FFFFFFFu;
-            uint32_t const fb = (x & 0x7Fu) | (x & 0x3F80u) << 1 | (x & 0x1FC000u) << 2 | (x & 0xFE00000u) << 3;
-            /* symbol: exponent - base, top mantissa bit; field: sign, 6 low mantissa bits */
-            ex[k] = gk_add_bytes((sym[k] >> 1) & 0x7F7F7F7Fu, base);
-            raw[k] = (fb & 0x40404040u) << 1 | (sym[k] & 0x01010101u) << 6 | (fb & 0x3F3F3F3Fu);
-        }
-    } else {
-        gk_read_words(blob, t->planes + 32 * q, 8, raw);
-        for (k = 0; k < 8; k++) ex[k] = sym[k];
+        gk_read_words(blob, t->planes + 28 * q, 7, raw);
+        gk_joint_pairs(raw, sym, t->symBase, pairs);
+        return;
     }
-    gk_group_pairs(ex, raw, pairs);
+    gk_read_words(blob, t->planes + 32 * q, 8, raw);
+    gk_group_pairs(sym, raw, pairs);
 }
 
 /* The group's products with its 32 values of x, element j into acc[j % 4]. */

@@ -129,6 +129,40 @@ TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
     free(data);
 }
 
+/* The joint split's group assembly, a pair of elements a word, against
+ * the element-by-element rule of the CPU decoder: every symbol (those
+ * whose exponent wraps past 255 included, as only a corrupt blob has) with
+ * every field, at several bases, each value in each of a group's 32 places. */
+TEST(gpu_kernels_joint_pairs_as_element_by_element)
+{
+    static const uint32_t kBases[] = { 0, 1, 97, 128, 200, 255 };
+    gk_tensor t;
+    unsigned b, s, f, j, bad = 0;
+    memset(&t, 0, sizeof t);
+    t.split = GK_SPLIT_JOINT;
+    for (b = 0; b < sizeof kBases / sizeof kBases[0]; b++) {
+        t.symBase = kBases[b];
+        for (s = 0; s < 256; s++)
+            for (f = 0; f < 128; f += 32) {
+                /* element j of the group: symbol s + j, field f + j (each mod its range) */
+                uint32_t sym[8] = { 0 }, fields[8] = { 0 }, pairs[16];
+                for (j = 0; j < 32; j++) {
+                    uint64_t const at = 7 * j;
+                    uint32_t const fj = (f + j) & 0x7F;
+                    sym[j / 4] |= ((s + j) & 0xFF) << 8 * (j % 4);
+                    fields[at / 32] |= fj << at % 32;
+                    if (at % 32 > 25) fields[at / 32 + 1] |= fj >> (32 - at % 32);
+                }
+                gk_joint_pairs(fields, sym, t.symBase, pairs);
+                for (j = 0; j < 32; j++) {
+                    uint16_t const want = gk_huffman_element(&t, (s + j) & 0xFF, (f + j) & 0x7F);
+                    if ((uint16_t)(pairs[j / 2] >> 16 * (j % 2)) != want) bad++;
+                }
+            }
+    }
+    CHECK(bad == 0);
+}
+
 TEST(gpu_kernels_emulated_decode_every_pattern)
 {
     /* every bf16 value (escapes everywhere, the plain split), and a
