@@ -539,28 +539,37 @@ typedef struct gk_huf_tables_s {
 /* Symbols only, for the products (which add the planes a group at a
  * time): those of elements [i0, i1) into out[i - origin], a byte each,
  * through the multi-symbol table (the same symbols as one at a time).
- * Every lookup stores all of its entry's bytes, whatever its count: the
- * bytes past the count are overwritten by the next lookup's, or fall in
- * the GK_HUF_SYMBOLS_SLACK bytes after the run that out must have room
- * for. Stores kept for a count cost twice the instructions (compares,
- * predicates) in a loop that is most of the entropy layout's product. */
-#define GK_HUF_SYMBOLS_SLACK (GK_HUF_MULTI - 1)
+ * Lookups go two to a refill of the reader, which holds 32 bits or more
+ * and a lookup takes maxBits (11) at most: a refill's test, branch and
+ * 64-bit shift are half the loop's otherwise. Every lookup stores all of
+ * its entry's bytes, whatever its count, and the second of a pair is made
+ * even when the first ended the run: bytes past the run's end fall in the
+ * GK_HUF_SYMBOLS_SLACK bytes after it that out must have room for. Stores
+ * kept for a count cost twice the instructions (compares, predicates) in
+ * a loop that is most of the entropy layout's product. */
+#define GK_HUF_SYMBOLS_SLACK (2 * GK_HUF_MULTI - 1)
 GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
 {
     gk_bits r = gk_bits_at(blob, t, bit);
     uint8_t* const o = out + (i0 - origin);
     uint32_t const count = (uint32_t)(i1 - i0); /* within a unit */
-    unsigned const shift = 64 - t->maxBits;
+    unsigned const shift = 32 - t->maxBits;
     uint32_t j = 0;
     while (j < count) {
-        uint32_t const e = multi[r.buf >> shift];
-        unsigned const n = e >> 24 & 3; /* 1 at least */
-        o[j] = (uint8_t)e;
-        o[j + 1] = (uint8_t)(e >> 8);
-        o[j + 2] = (uint8_t)(e >> 16);
-        j += n;
-        gk_bits_skip(&r, blob, t, e >> 26);
+        /* the next maxBits bits, from the reader's top word */
+        uint32_t const e0 = multi[(uint32_t)(r.buf >> 32) >> shift];
+        unsigned const used = e0 >> 26;
+        uint32_t const e1 = multi[(uint32_t)((r.buf << used) >> 32) >> shift];
+        o[j] = (uint8_t)e0;
+        o[j + 1] = (uint8_t)(e0 >> 8);
+        o[j + 2] = (uint8_t)(e0 >> 16);
+        j += e0 >> 24 & 3; /* 1 at least */
+        o[j] = (uint8_t)e1;
+        o[j + 1] = (uint8_t)(e1 >> 8);
+        o[j + 2] = (uint8_t)(e1 >> 16);
+        j += e1 >> 24 & 3;
+        gk_bits_skip(&r, blob, t, used + (e1 >> 26));
     }
 }
 
