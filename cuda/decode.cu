@@ -519,7 +519,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     unsigned const together = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(&t) : 1;
     /* loads that need nothing staged share x's trip: the Huffman table's,
      * and the warp's first item's reads */
-    unsigned const multiBytes = 4u << t.maxBits;
+    unsigned const multiBytes = 4u << GK_HUF_MAX_BITS;
     table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
@@ -717,7 +717,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
     unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
     device_limits dev;
     cudaError_t e0;
-    /* the word loads' alignment (Huffman reads cope with any) */
+    /* the word loads' alignment (Huffman blobs': glyd_cudaLaunchGemv's) */
     bool const misaligned = layout == GK_LAYOUT_FAST     ? !nibble_words_aligned(blob, t)
                             : layout == GK_LAYOUT_STORED ? ((uintptr_t)blob & 15) != 0
                                                          : false;
@@ -870,7 +870,7 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
     __shared__ __align__(16) uint32_t multi[1 << GK_HUF_MAX_BITS];
     __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_SLOT]; /* a run a row; padded as in the rows kernel */
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
-    stage_table(multi, tables->multi, 4u << t.maxBits);
+    stage_table(multi, tables->multi, 4u << GK_HUF_MAX_BITS);
     __syncthreads();
     for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
         uint64_t a, b;
@@ -907,6 +907,7 @@ extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t
     uint64_t const n = (u1 - u0) * gk_huf_runs_per_unit(t);
     cudaStream_t const s = (cudaStream_t)stream;
     if (u1 <= u0) return 0;
+    if (!gk_huf_blob_aligned(blob)) return (int)cudaErrorMisalignedAddress;
     if (gk_huf_by_groups(t) && !((uintptr_t)out & 15))
         huffman_groups_kernel<<<grid_for((n + BLOCK - 1) / BLOCK), BLOCK, 0, s>>>(blob, *t, tables, runs, u0, u1, out);
     else
@@ -925,6 +926,7 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
      * the run index: the emulation's conditions, checked here as well */
     if (t->layout == GK_LAYOUT_HUFFMAN && (!tables || !gk_huf_products_fit(t, runs != NULL)))
         return (int)cudaErrorInvalidValue;
+    if (t->layout == GK_LAYOUT_HUFFMAN && !gk_huf_blob_aligned(blob)) return (int)cudaErrorMisalignedAddress;
     if (gk_rows_fits(t, cols)) {
         cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, s);
         if (e != cudaSuccess) return (int)e;

@@ -14,6 +14,7 @@
 size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor* t, gk_huf_tables* tables)
 {
     const uint8_t* const base = (const uint8_t*)blob;
+    uint16_t wide[1 << GK_HUF_MAX_BITS];
     unsigned k;
     memset(t, 0, sizeof(*t));
     RETURN_ERROR_IF(v->dtype != GLYD_DTYPE_BF16, frameParameter_unsupported, "GPU decoding takes bf16");
@@ -34,7 +35,10 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
         t->streamBytes = v->streamBytes;
         memset(tables, 0, sizeof(*tables)); /* all of it is uploaded, whatever maxBits */
         for (k = 0; k < (1u << t->maxBits); k++) tables->one[k] = v->huf.entry[k];
-        for (k = 0; k < (1u << t->maxBits); k++) tables->multi[k] = gk_huf_multi_entry(tables->one, t->maxBits, k);
+        /* the multi-symbol table by the next GK_HUF_MAX_BITS bits whatever
+         * maxBits (shorter codes decode alike from a longer window) */
+        for (k = 0; k < (1u << GK_HUF_MAX_BITS); k++) wide[k] = tables->one[k >> (GK_HUF_MAX_BITS - t->maxBits)];
+        for (k = 0; k < (1u << GK_HUF_MAX_BITS); k++) tables->multi[k] = gk_huf_multi_entry(wide, GK_HUF_MAX_BITS, k);
     } else {
         for (k = 0; k < GLYD_TENSOR_FAST_CODES; k++) t->fastSymbols[k] = v->fastSymbols[k];
         t->fastSymbols[7] = 0;

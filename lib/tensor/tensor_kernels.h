@@ -407,14 +407,21 @@ typedef struct {
     unsigned avail; /* bits of buf still to take: 32 or more between symbols */
 } gk_bits;
 
-/* The 32 bits at blob offset at (a multiple of 4), first byte highest. */
+/* The 32 bits at blob offset at (a multiple of 4), first byte highest. On
+ * the device, one aligned load: the launchers take Huffman blobs only at
+ * 4-byte aligned addresses (device allocations are; gk_huf_blob_aligned),
+ * as testing the address on every refill, and reading byte by byte where
+ * it fails, cost a third of a refill (predicated, a warp's lanes refilling
+ * at different lookups). */
+#define gk_huf_blob_aligned(blob) (((uintptr_t)(blob) & 3) == 0)
 GK_FN uint32_t gk_stream_word(const uint8_t* blob, const gk_tensor* t, uint64_t at)
 {
     if (at + 4 > t->streams + t->streamBytes + GK_STREAM_PAD) return 0;
 #ifdef __CUDA_ARCH__
-    if (!((uintptr_t)(blob + at) & 3)) return __byte_perm(__ldg((const uint32_t*)(blob + at)), 0, 0x0123);
-#endif
+    return __byte_perm(__ldg((const uint32_t*)(blob + at)), 0, 0x0123);
+#else
     return (uint32_t)blob[at] << 24 | (uint32_t)blob[at + 1] << 16 | (uint32_t)blob[at + 2] << 8 | blob[at + 3];
+#endif
 }
 
 /* The stream region's bits from bit `bit` on. */
@@ -525,8 +532,11 @@ GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint3
 /* The Huffman layout's decoding tables as the kernels take them, both
  * built once on the host (glyd_tensorDescribe) and kept beside the blob:
  * the multi-symbol table of the products and the bulk decode, and the
- * one-symbol table of the element-by-element paths. Their first 2^maxBits
- * entries are used. Built by each block instead, the multi-symbol table
+ * one-symbol table of the element-by-element paths. The one-symbol
+ * table's first 2^maxBits entries are used; the multi-symbol table is
+ * indexed by the next GK_HUF_MAX_BITS bits whatever maxBits (shorter codes
+ * decode alike from a longer window), so that its lookups shift by a
+ * constant, and all of it is used. Built by each block instead, the multi-symbol table
  * took about 65 instructions an entry (sm_90 SASS), 2048 entries a block,
  * before every product could start: some 2 us of each multiprocessor at 4
  * blocks, against a product of 5 to 10 us. Kept, it costs 8 KiB a matrix
@@ -540,7 +550,7 @@ typedef struct gk_huf_tables_s {
  * time): those of elements [i0, i1) into out[i - origin], a byte each,
  * through the multi-symbol table (the same symbols as one at a time).
  * Lookups go two to a refill of the reader, which holds 32 bits or more
- * and a lookup takes maxBits (11) at most: a refill's test, branch and
+ * and a lookup takes GK_HUF_MAX_BITS (11) at most: a refill's test, branch and
  * 64-bit shift are half the loop's otherwise. Every lookup stores all of
  * its entry's bytes, whatever its count, and the second of a pair is made
  * even when the first ended the run: bytes past the run's end fall in the
@@ -552,23 +562,22 @@ GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uin
                               uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
 {
     gk_bits r = gk_bits_at(blob, t, bit);
-    uint8_t* const o = out + (i0 - origin);
-    uint32_t const count = (uint32_t)(i1 - i0); /* within a unit */
-    unsigned const shift = 32 - t->maxBits;
-    uint32_t j = 0;
-    while (j < count) {
-        /* the next maxBits bits, from the reader's top word */
+    uint8_t* o = out + (i0 - origin);
+    uint8_t* const end = o + (i1 - i0);
+    unsigned const shift = 32 - GK_HUF_MAX_BITS;
+    while (o < end) {
+        /* the next GK_HUF_MAX_BITS bits, from the reader's top word */
         uint32_t const e0 = multi[(uint32_t)(r.buf >> 32) >> shift];
         unsigned const used = e0 >> 26;
         uint32_t const e1 = multi[(uint32_t)((r.buf << used) >> 32) >> shift];
-        o[j] = (uint8_t)e0;
-        o[j + 1] = (uint8_t)(e0 >> 8);
-        o[j + 2] = (uint8_t)(e0 >> 16);
-        j += e0 >> 24 & 3; /* 1 at least */
-        o[j] = (uint8_t)e1;
-        o[j + 1] = (uint8_t)(e1 >> 8);
-        o[j + 2] = (uint8_t)(e1 >> 16);
-        j += e1 >> 24 & 3;
+        o[0] = (uint8_t)e0;
+        o[1] = (uint8_t)(e0 >> 8);
+        o[2] = (uint8_t)(e0 >> 16);
+        o += e0 >> 24 & 3; /* 1 at least */
+        o[0] = (uint8_t)e1;
+        o[1] = (uint8_t)(e1 >> 8);
+        o[2] = (uint8_t)(e1 >> 16);
+        o += e1 >> 24 & 3;
         gk_bits_skip(&r, blob, t, used + (e1 >> 26));
     }
 }

@@ -93,15 +93,16 @@ TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
 {
     /* the products' table of up to 3 symbols a lookup: on real weights in
      * the entropy layout (both splits: the weights as they are, and with
-     * exponents spread past 128 values), then with the streams overwritten
-     * by random bits, where codes fall anyhow */
+     * exponents spread past 128 values; and with 5 exponents, whose codes
+     * are short, the table indexed by more bits than the longest), then
+     * with the streams overwritten by random bits, where codes fall anyhow */
     size_t n, i, c;
     uint8_t* const data = fixture_bf16(&n);
     test_rng r = { 11 };
     unsigned pass;
     if (!data) return;
     n -= n % 512;
-    for (pass = 0; pass < 2; pass++) {
+    for (pass = 0; pass < 3; pass++) {
         size_t const cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
         uint8_t* const blob = (uint8_t*)malloc(cap);
         uint16_t* const w = (uint16_t*)malloc(n * 2);
@@ -112,11 +113,13 @@ TEST(gpu_kernels_multi_symbol_table_decodes_as_one_at_a_time)
         for (i = 0; i < n; i++) {
             w[i] = (uint16_t)glyd_read16(data + 2 * i);
             if (pass == 1 && i % 97 == 0) w[i] = (uint16_t)(w[i] & 0x807F) | (uint16_t)((i / 97) % 256 << 7);
+            if (pass == 2) w[i] = (uint16_t)(w[i] & 0x807F) | (uint16_t)((120 + i * i % 5) << 7);
         }
         c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 512, glyd_tensor_entropy, 1);
         CHECK(!glyd_isError(c) && glyd_tensorOpen(&v, blob, c) == c);
         CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
-        CHECK(t.layout == GK_LAYOUT_HUFFMAN && t.split == (pass == 0 ? GK_SPLIT_JOINT : 0));
+        CHECK(t.layout == GK_LAYOUT_HUFFMAN && (pass == 2 || t.split == (pass == 0 ? GK_SPLIT_JOINT : 0)));
+        CHECK(pass == 2 ? t.maxBits < GK_HUF_MAX_BITS : t.maxBits == GK_HUF_MAX_BITS);
         runs = (uint16_t*)malloc(sizeof(uint16_t) * gk_huf_index_size(&t) + 1);
         CHECK_OK(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
         CHECK(multi_symbols_agree(blob, &t, &tables, runs));
