@@ -98,11 +98,7 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
 #pragma unroll
         for (int k = 0; k < 8; k++) slot[k] = ex[k];
         gk_escape_cursor const c = gk_escapes_from(&t, mine, nbEsc, first, words);
-        for (uint32_t k = 0; m; k++) {
-            unsigned const j = gk_nibble_element(__ffs(m) - 1);
-            m &= m - 1;
-            ((uint8_t*)slot)[j] = (uint8_t)gk_escape_take(blob, &c, window, k);
-        }
+        gk_patch_escapes(blob, &c, window, m, (uint8_t*)slot);
 #pragma unroll
         for (int k = 0; k < 8; k++) ex[k] = slot[k];
     }
