@@ -490,9 +490,12 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
  * At batch 1, the common case, registers are held to 64 a thread (no
  * spills, sm_90), so that 4 blocks fit a multiprocessor rather than 3:
  * a step's loads are all issued at once, and more warps keep more of
- * them in flight. */
+ * them in flight. Not for the Huffman layout, whose blocks' shared memory
+ * (some 96 KiB at rows of 4096: the units each warp decodes at once) lets
+ * only 2 fit: held to 64 there, registers bought nothing and spilled on
+ * sm_80. */
 template <int LAYOUT, int BATCH>
-__global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? 4 : 1)
+__global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 4) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
             const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs)
