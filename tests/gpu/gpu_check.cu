@@ -19,7 +19,9 @@
  *      kernel, as --compact runs it) against cuBLAS's bf16 product on the
  *      plain matrix (cublasGemmEx, n = 1), in microseconds per product,
  *      each form's weights read from HBM as in a model (copies enough to
- *      pass L2, taken in turn).
+ *      pass L2, taken in turn); and the bytes each reads a product, and
+ *      at what rate (near HBM's, a product waits on memory; far under, on
+ *      its own instructions or their latency).
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>
@@ -283,6 +285,7 @@ int main(int argc, char** argv)
         CUDA(cudaEventCreate(&b));
         printf("L2: %d MiB; each form in copies of at least %d MiB in all, %d products timed round them.\n\n",
                prop.l2CacheSize >> 20, 3 * (prop.l2CacheSize >> 20), reps);
+        char rates[3][160]; /* what each form reads a product, and how fast */
         printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up | glyd general kernel (us) "
                "| glyd rows kernel, entropy layout (us) | speed-up |\n"
                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -334,6 +337,14 @@ int main(int argc, char** argv)
             }
             printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
                    (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);
+            {
+                /* megabytes a microsecond are terabytes a second: GB/s is 1000 times */
+                double const mb[3] = { n * 2 / 1e6, uploaded ? glyd_cudaTensorBytes(t[0]) / 1e6 : 0,
+                                       uploaded ? glyd_cudaTensorBytes(huf[0]) / 1e6 : 0 };
+                snprintf(rates[s], sizeof rates[s], "| %llux%llu | %.1f MB, %.0f GB/s | %.1f MB, %.0f GB/s "
+                         "| %.1f MB, %.0f GB/s |", (unsigned long long)rows, (unsigned long long)cols, mb[0],
+                         mb[0] * 1e3 / us[0], mb[1], mb[1] * 1e3 / us[1], mb[2], mb[2] * 1e3 / us[3]);
+            }
             for (int c = 0; c < copies; c++) {
                 glyd_cudaTensorFree(t[c]);
                 glyd_cudaTensorFree(planes[c]);
@@ -345,6 +356,10 @@ int main(int argc, char** argv)
             CUDA(cudaFree(dy));
         }
         cublasDestroy(h);
+        printf("\nWhat each product reads (weights, with the entropy layout's tables and run index), and how fast:\n\n"
+               "| rows x cols | cuBLAS bf16 | glyd rows kernel | glyd rows kernel, entropy layout |\n"
+               "| --- | ---: | ---: | ---: |\n");
+        for (unsigned s = 0; s < 3; s++) printf("%s\n", rates[s]);
         printf("\n");
     }
     printf("%d failed\n", g_failures);
