@@ -484,6 +484,17 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
     return a;
 }
 
+/* Unit u's planes (Huffman) asked of L2, a 128-byte line a lane at a time. */
+__device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u,
+                                                unsigned lane)
+{
+    uint64_t const perGroup = t.split == GK_SPLIT_JOINT ? 28 : 32;
+    uint64_t const a = t.planes + perGroup * (u * t.unitSize / 32);
+    uint64_t const b = t.planes + perGroup * ((gk_unit_end(&t, u) + 31) / 32);
+    for (uint64_t o = a + 128 * lane; o < b; o += 128 * 32) /* a hint, but kept to the blob */
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(blob + o));
+}
+
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
@@ -533,11 +544,22 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
                            : after + warp * together * gk_huf_unit_bytes(&t);
+    /* Huffman: a block's warps decode their units side by side, then
+     * multiply them side by side, and only 2 blocks fit a multiprocessor:
+     * read where they are used, each step's planes were a trip to memory
+     * that few other warps had work to cover. So the units' planes are
+     * asked of L2 before they are decoded, and each step's read a step
+     * ahead (planes: the lane's for the step at hand) */
+    gk_planes planes;
     for (uint64_t item0 = firstItem; item0 < items; item0 += together * step) {
         rows_ahead const now = ahead;
         ahead = rows_read_ahead<LAYOUT>(blob, t, runs, item0 + together * step, items, step, perRow, part, lane, rpu,
                                         together);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
+            for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
+                uint64_t const u = perRow > 1 ? (item0 + j * step) * perRow + part : item0 + j * step;
+                prefetch_planes(blob, t, u, lane);
+            }
             __syncwarp(); /* the last units' reads are done */
             uint64_t const item = item0 + lane / rpu * step, u = perRow > 1 ? item * perRow + part : item;
             if (lane < together * rpu && item < items)
@@ -557,6 +579,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                 float acc[BATCH][4];
 #pragma unroll
                 for (int v = 0; v < BATCH; v++) acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0;
+                /* a row's first step: its planes now */
+                if (LAYOUT == GK_LAYOUT_HUFFMAN) gk_huffman_planes(blob, &t, q0 + (lane < groups ? lane : 0), &planes);
                 for (uint64_t i = 0; i < groups; i += 32) {
                     uint64_t const q = q0 + i + lane;
                     bool const active = i + lane < groups;
@@ -601,12 +625,18 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                             }
                         }
                     } else {
+                        /* the next step's planes (where the lane has no group there, the row's
+                         * first again: read, not used) before this step's are used */
+                        gk_planes next;
+                        if (i + 32 < groups)
+                            gk_huffman_planes(blob, &t, q0 + (i + 32 + lane < groups ? i + 32 + lane : 0), &next);
                         if (active) {
                             const uint4* const p = (const uint4*)(unit + gk_huf_slot_offset(32 * q - unitStart));
                             uint4 const a = p[0], b = p[1];
                             uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
-                            gk_huffman_pairs(blob, &t, q, sym, pairs);
+                            gk_huffman_join(&t, &planes, sym, pairs);
                         }
+                        if (i + 32 < groups) planes = next;
                     }
                     if (active) {
                         uint64_t const c = 32 * (q - q0); /* the group's first column in the part */

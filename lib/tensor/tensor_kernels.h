@@ -927,28 +927,6 @@ GK_FN void gk_group_pairs(const uint32_t ex[8], const uint32_t raw[8], uint32_t 
     }
 }
 
-/* n 32-bit words of the blob from byte offset at, whatever its alignment
- * (little-endian, as gk_read32 reads them): on the device, the aligned
- * words around them, joined by funnel shifts, as it cannot read words at
- * an unaligned address (so up to 4 bytes past them, which callers have
- * more of the blob in). */
-GK_FN void gk_read_words(const uint8_t* blob, uint64_t at, unsigned n, uint32_t* w)
-{
-    unsigned k;
-#ifdef __CUDA_ARCH__
-    const uint32_t* const p = (const uint32_t*)((uintptr_t)(blob + at) & ~(uintptr_t)3);
-    unsigned const shift = 8 * (unsigned)((uintptr_t)(blob + at) & 3);
-    uint32_t lo = __ldg(p);
-    for (k = 0; k < n; k++) {
-        uint32_t const hi = __ldg(p + k + 1);
-        w[k] = __funnelshift_r(lo, hi, shift);
-        lo = hi;
-    }
-#else
-    for (k = 0; k < n; k++) w[k] = gk_read32(blob + at + 4 * k);
-#endif
-}
-
 /* The joint split's group as pairs of bf16 (as gk_group_pairs gives
  * them), straight from its symbols (sym[k]: elements 4k .. 4k + 3, each
  * exponent - base then the top mantissa bit) and its 7-bit fields (f: the
@@ -981,20 +959,56 @@ GK_FN void gk_joint_pairs(const uint32_t f[7], const uint32_t sym[8], uint32_t b
  * time: the joint split's 7-bit fields of a group are 28 bytes from byte
  * 28q (gk_joint_pairs); otherwise each element's exponent and
  * sign-and-mantissa byte are as the fast layout has them, and so is their
- * assembly (gk_group_pairs). The planes follow the blob's table, at any
- * alignment. The products decode units to symbols only, a byte an element,
- * and add the planes here. */
+ * assembly (gk_group_pairs). The products decode units to symbols only, a
+ * byte an element, and add the planes here: read by gk_huffman_planes (a
+ * step ahead, in the rows kernel), then joined by gk_huffman_join.
+ *
+ * The planes follow the blob's table, at any alignment: on the device
+ * they are read as the aligned words around them, and shifted into place
+ * only where they are used, so that a read made ahead is not waited on
+ * where it is made. */
+typedef struct {
+    uint32_t w[9];  /* device: the aligned words from the planes' first on; CPU: the words */
+    uint32_t shift; /* device: the bits to shift them by */
+} gk_planes;
+
+GK_FN void gk_huffman_planes(const uint8_t* blob, const gk_tensor* t, uint64_t q, gk_planes* p)
+{
+    int const joint = t->split == GK_SPLIT_JOINT;
+    uint64_t const at = t->planes + (joint ? 28 * q : 32 * q);
+    unsigned k;
+#ifdef __CUDA_ARCH__
+    /* up to 4 bytes past the planes: the blob has more after them */
+    const uint32_t* const a = (const uint32_t*)((uintptr_t)(blob + at) & ~(uintptr_t)3);
+    p->shift = 8 * (uint32_t)((uintptr_t)(blob + at) & 3);
+    for (k = 0; k < 9; k++) p->w[k] = k < (joint ? 8u : 9u) ? __ldg(a + k) : 0;
+#else
+    p->shift = 0;
+    for (k = 0; k < 9; k++) p->w[k] = k < (joint ? 7u : 8u) ? gk_read32(blob + at + 4 * k) : 0;
+#endif
+}
+
+GK_FN void gk_huffman_join(const gk_tensor* t, const gk_planes* p, const uint32_t sym[8], uint32_t pairs[16])
+{
+    uint32_t raw[8];
+    unsigned k;
+    for (k = 0; k < 8; k++) {
+#ifdef __CUDA_ARCH__
+        raw[k] = __funnelshift_r(p->w[k], p->w[k + 1], p->shift);
+#else
+        raw[k] = p->w[k];
+#endif
+    }
+    if (t->split == GK_SPLIT_JOINT) gk_joint_pairs(raw, sym, t->symBase, pairs);
+    else gk_group_pairs(sym, raw, pairs);
+}
+
 GK_FN void gk_huffman_pairs(const uint8_t* blob, const gk_tensor* t, uint64_t q, const uint32_t sym[8],
                             uint32_t pairs[16])
 {
-    uint32_t raw[8];
-    if (t->split == GK_SPLIT_JOINT) {
-        gk_read_words(blob, t->planes + 28 * q, 7, raw);
-        gk_joint_pairs(raw, sym, t->symBase, pairs);
-        return;
-    }
-    gk_read_words(blob, t->planes + 32 * q, 8, raw);
-    gk_group_pairs(sym, raw, pairs);
+    gk_planes p;
+    gk_huffman_planes(blob, t, q, &p);
+    gk_huffman_join(t, &p, sym, pairs);
 }
 
 /* The group's products with its 32 values of x, element j into acc[j % 4]. */
