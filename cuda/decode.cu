@@ -484,15 +484,17 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
     return a;
 }
 
-/* Unit u's planes (Huffman) asked of L2, a 128-byte line a lane at a time. */
+/* Unit u's planes (Huffman) asked of L2, a 128-byte line a lane at a time
+ * (lines from the blob's start, which device allocations align: a hint,
+ * but kept to the blob). */
 __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u,
                                                 unsigned lane)
 {
     uint64_t const perGroup = t.split == GK_SPLIT_JOINT ? 28 : 32;
     uint64_t const a = t.planes + perGroup * (u * t.unitSize / 32);
     uint64_t const b = t.planes + perGroup * ((gk_unit_end(&t, u) + 31) / 32);
-    for (uint64_t o = a + 128 * lane; o < b; o += 128 * 32) /* a hint, but kept to the blob */
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(blob + o));
+    for (uint64_t o = (a & ~(uint64_t)127) + 128 * lane; o < b; o += 128 * 32)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(blob + o)));
 }
 
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
@@ -503,8 +505,8 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
  * a step's loads are all issued at once, and more warps keep more of
  * them in flight. Not for the Huffman layout, whose blocks' shared memory
  * (some 96 KiB at rows of 4096: the units each warp decodes at once) lets
- * only 2 fit: held to 64 there, registers bought nothing and spilled on
- * sm_80. */
+ * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
+ * bought nothing and spilled on sm_80. */
 template <int LAYOUT, int BATCH>
 __global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 4) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
