@@ -893,6 +893,11 @@ GK_FN void gk_patch_escapes(const uint8_t* blob, const gk_escape_cursor* c, cons
     uint32_t const n = gk_popc(m), most = c->inWindow < c->left ? c->inWindow : c->left;
     uint32_t const fromWindow = n < most ? n : most;
     uint32_t k;
+#ifdef __CUDA_ARCH__
+    /* not unrolled: a warp runs an unrolled loop's remainder as far as its
+     * lane with the longest, and then the loop itself */
+#pragma unroll 1
+#endif
     for (k = 0; k < fromWindow; k++, m &= m - 1)
         ex[gk_nibble_element(gk_lowest(m))] = (uint8_t)gk_window_byte(window, c->off + k);
     for (; m; k++, m &= m - 1) ex[gk_nibble_element(gk_lowest(m))] = k < c->left ? blob[c->at + k] : 0;
