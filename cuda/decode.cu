@@ -454,6 +454,13 @@ static cudaError_t limits(device_limits* out)
     return cudaSuccess;
 }
 
+/* The unit that item (a row, or where rows are cut in parts, this
+ * block's part of a row) is. */
+__device__ __forceinline__ uint64_t rows_unit(uint64_t item, uint64_t perRow, uint64_t part)
+{
+    return perRow > 1 ? item * perRow + part : item;
+}
+
 /* What the rows kernel reads of an item before its first step, read an
  * item ahead of its use (the first in x's trip: a warp mostly has one
  * item, and at a row a unit these reads were a trip of their own before
@@ -472,14 +479,14 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
 {
     rows_ahead a = { 0, 0, 0 };
     if (LAYOUT == GK_LAYOUT_FAST && item0 < items) {
-        uint64_t const u = perRow > 1 ? item0 * perRow + part : item0;
+        uint64_t const u = rows_unit(item0, perRow, part);
         a.esc = gk_escapes_before(blob, &t, u);
         a.end = gk_escapes_before(blob, &t, u + 1);
     }
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         uint64_t const item = item0 + lane / rpu * step;
         if (lane < together * rpu && item < items)
-            a.bit = gk_huf_run_bit(blob, &t, runs, perRow > 1 ? item * perRow + part : item, lane % rpu);
+            a.bit = gk_huf_run_bit(blob, &t, runs, rows_unit(item, perRow, part), lane % rpu);
     }
     return a;
 }
@@ -490,9 +497,8 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
 __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u,
                                                 unsigned lane)
 {
-    uint64_t const perGroup = t.split == GK_SPLIT_JOINT ? 28 : 32;
-    uint64_t const a = t.planes + perGroup * (u * t.unitSize / 32);
-    uint64_t const b = t.planes + perGroup * ((gk_unit_end(&t, u) + 31) / 32);
+    uint64_t const a = t.planes + gk_huf_group_planes(&t) * (u * t.unitSize / 32);
+    uint64_t const b = t.planes + gk_huf_group_planes(&t) * ((gk_unit_end(&t, u) + 31) / 32);
     for (uint64_t o = (a & ~(uint64_t)127) + 128 * lane; o < b; o += 128 * 32)
         asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(blob + o)));
 }
@@ -558,20 +564,17 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         ahead = rows_read_ahead<LAYOUT>(blob, t, runs, item0 + together * step, items, step, perRow, part, lane, rpu,
                                         together);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
-            for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
-                uint64_t const u = perRow > 1 ? (item0 + j * step) * perRow + part : item0 + j * step;
-                prefetch_planes(blob, t, u, lane);
-            }
+            for (unsigned j = 0; j < together && item0 + j * step < items; j++)
+                prefetch_planes(blob, t, rows_unit(item0 + j * step, perRow, part), lane);
             __syncwarp(); /* the last units' reads are done */
-            uint64_t const item = item0 + lane / rpu * step, u = perRow > 1 ? item * perRow + part : item;
+            uint64_t const item = item0 + lane / rpu * step, u = rows_unit(item, perRow, part);
             if (lane < together * rpu && item < items)
                 gk_huf_unit_symbols(blob, &t, multi, now.bit, u, lane % rpu,
                                     units + lane / rpu * gk_huf_unit_bytes(&t));
             __syncwarp();
         }
         for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
-            uint64_t const item = item0 + j * step;
-            uint64_t const u = perRow > 1 ? item * perRow + part : item;
+            uint64_t const u = rows_unit(item0 + j * step, perRow, part);
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
             uint64_t const nbEsc = now.end; /* fast: one item at a time (together 1) */
             uint64_t esc = now.esc;

@@ -536,11 +536,12 @@ GK_FN uint32_t gk_huf_multi_entry(const uint16_t* table, unsigned maxBits, uint3
  * table's first 2^maxBits entries are used; the multi-symbol table is
  * indexed by the next GK_HUF_MAX_BITS bits whatever maxBits (shorter codes
  * decode alike from a longer window), so that its lookups shift by a
- * constant, and all of it is used. Built by each block instead, the multi-symbol table
- * took about 65 instructions an entry (sm_90 SASS), 2048 entries a block,
- * before every product could start: some 2 us of each multiprocessor at 4
- * blocks, against a product of 5 to 10 us. Kept, it costs 8 KiB a matrix
- * (about 2 MiB for an 8B model's 225, 0.0001 of its bf16 weights). */
+ * constant, and all of it is used. Built by each block instead, the
+ * multi-symbol table took about 65 instructions an entry (sm_90 SASS),
+ * 2048 entries a block, before every product could start: some 2 us of
+ * each multiprocessor at 4 blocks, against a product of 5 to 10 us. Kept,
+ * it costs 8 KiB a matrix (about 2 MiB for an 8B model's 225, 0.0001 of
+ * its bf16 weights). */
 typedef struct gk_huf_tables_s {
     uint32_t multi[1 << GK_HUF_MAX_BITS];
     uint16_t one[1 << GK_HUF_MAX_BITS];
@@ -977,10 +978,13 @@ typedef struct {
     uint32_t shift; /* device: the bits to shift them by */
 } gk_planes;
 
+/* Bytes of a group's planes: the joint split's 7-bit fields, or a byte an element. */
+GK_FN uint64_t gk_huf_group_planes(const gk_tensor* t) { return t->split == GK_SPLIT_JOINT ? 28 : 32; }
+
 GK_FN void gk_huffman_planes(const uint8_t* blob, const gk_tensor* t, uint64_t q, gk_planes* p)
 {
     int const joint = t->split == GK_SPLIT_JOINT;
-    uint64_t const at = t->planes + (joint ? 28 * q : 32 * q);
+    uint64_t const at = t->planes + gk_huf_group_planes(t) * q;
     unsigned k;
 #ifdef __CUDA_ARCH__
     /* up to 4 bytes past the planes: the blob has more after them */

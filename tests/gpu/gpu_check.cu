@@ -286,8 +286,8 @@ int main(int argc, char** argv)
         printf("L2: %d MiB; each form in copies of at least %d MiB in all (the entropy layout's, the smallest), "
                "%d products timed round them.\n\n", prop.l2CacheSize >> 20, 3 * (prop.l2CacheSize >> 20), reps);
         char rates[3][160]; /* what each form reads a product, and how fast */
-        printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up | glyd general kernel (us) "
-               "| glyd rows kernel, entropy layout (us) | speed-up |\n"
+        printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
+               "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
                "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (unsigned s = 0; s < 3; s++) {
             uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
