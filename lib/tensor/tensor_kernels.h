@@ -414,14 +414,21 @@ typedef struct {
  * it fails, cost a third of a refill (predicated, a warp's lanes refilling
  * at different lookups). */
 #define gk_huf_blob_aligned(blob) (((uintptr_t)(blob) & 3) == 0)
+GK_FN uint32_t gk_word_be(const uint8_t* p)
+{
+#ifdef __CUDA_ARCH__
+    return __byte_perm(__ldg((const uint32_t*)(const void*)p), 0, 0x0123);
+#else
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+#endif
+}
+
+/* The end of the stream region and its padding. */
+GK_FN uint64_t gk_stream_limit(const gk_tensor* t) { return t->streams + t->streamBytes + GK_STREAM_PAD; }
+
 GK_FN uint32_t gk_stream_word(const uint8_t* blob, const gk_tensor* t, uint64_t at)
 {
-    if (at + 4 > t->streams + t->streamBytes + GK_STREAM_PAD) return 0;
-#ifdef __CUDA_ARCH__
-    return __byte_perm(__ldg((const uint32_t*)(blob + at)), 0, 0x0123);
-#else
-    return (uint32_t)blob[at] << 24 | (uint32_t)blob[at + 1] << 16 | (uint32_t)blob[at + 2] << 8 | blob[at + 3];
-#endif
+    return at + 4 <= gk_stream_limit(t) ? gk_word_be(blob + at) : 0;
 }
 
 /* The stream region's bits from bit `bit` on. */
@@ -548,39 +555,99 @@ typedef struct gk_huf_tables_s {
 } gk_huf_tables;
 
 /* Symbols only, for the products (which add the planes a group at a
- * time): those of elements [i0, i1) into out[i - origin], a byte each,
- * through the multi-symbol table (the same symbols as one at a time).
- * Lookups go two to a refill of the reader, which holds 32 bits or more
- * and a lookup takes GK_HUF_MAX_BITS (11) at most: a refill's test, branch and
- * 64-bit shift are half the loop's otherwise. Every lookup stores all of
- * its entry's bytes, whatever its count, and the second of a pair is made
- * even when the first ended the run: bytes past the run's end fall in the
- * GK_HUF_SYMBOLS_SLACK bytes after it that out must have room for. Stores
- * kept for a count cost twice the instructions (compares, predicates) in
- * a loop that is most of the entropy layout's product. */
-#define GK_HUF_SYMBOLS_SLACK (2 * GK_HUF_MULTI - 1)
+ * time): those of elements [i0, i1) (a run: GK_HUF_RUN at most) into
+ * out[i - origin], a byte each, through the multi-symbol table (the same
+ * symbols as one at a time). The stream's next 64 bits are held whole, a
+ * word more read ahead, and each lookup takes its bits at a position in
+ * them, under 32 before a pair of lookups: two lookups, 22 bits at most,
+ * go to each test for a refill (its test and branch were half the loop
+ * with one), and a refill moves words where a reader of the next bits
+ * shifts all 64. The symbols are gathered in a register and stored a
+ * 32-bit word at a time (out + (i0 - origin) at a multiple of 4): stored
+ * a byte at a time, 3 bytes a lookup whatever its count, the lanes of a
+ * warp, each at its own place in its own run, wrote to the same banks of
+ * shared memory some 3 times a store, and the decoding waited on shared
+ * memory twice as long as on its instructions. The second lookup of a
+ * pair is made even when the first ended the run, and the last word is
+ * stored whole: bytes past the run's end fall in the GK_HUF_SYMBOLS_SLACK
+ * bytes after it that out must have room for. */
+#define GK_HUF_SYMBOLS_SLACK (2 * GK_HUF_MULTI - 1 + 3)
+
+/* The bits of v << n (n < 32) past the low 32. */
+GK_FN uint32_t gk_shifted_out(uint32_t v, unsigned n)
+{
+#ifdef __CUDA_ARCH__
+    return __funnelshift_l(v, 0, n);
+#else
+    return n ? v >> (32 - n) : 0;
+#endif
+}
+
+GK_FN void gk_store32(uint8_t* p, uint32_t v)
+{
+#ifdef __CUDA_ARCH__
+    *(uint32_t*)(void*)p = v; /* little-endian, aligned */
+#else
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+#endif
+}
+
+/* A lookup's symbols (entry e) after the `fill` bits of symbols held in
+ * *word: a whole word stored at *o once there is one. Returns their bits. */
+GK_FN unsigned gk_symbols_append(uint32_t e, uint32_t* word, unsigned* fill, uint8_t** o)
+{
+    uint32_t const s = e & 0xFFFFFFu;
+    uint32_t const over = gk_shifted_out(s, *fill);
+    unsigned const bits = (e >> 21) & 0x18; /* 8 a symbol */
+    *word |= s << *fill;
+    *fill += bits;
+    if (*fill >= 32) {
+        gk_store32(*o, *word);
+        *o += 4;
+        *word = over;
+        *fill -= 32;
+    }
+    return bits;
+}
+
 GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uint32_t* multi, uint64_t bit,
                               uint64_t i0, uint64_t i1, uint8_t* out, uint64_t origin)
 {
-    gk_bits r = gk_bits_at(blob, t, bit);
+    uint64_t const byte = t->streams + (bit >> 3), at = byte & ~(uint64_t)3, limit = gk_stream_limit(t);
+    uint64_t win = (uint64_t)gk_stream_word(blob, t, at) << 32 | gk_stream_word(blob, t, at + 4);
+    uint32_t ahead = gk_stream_word(blob, t, at + 8);
+    /* the next word's place, and how many whole words the region has from
+     * there on: counted down (a run takes far fewer than 2^30) rather than
+     * each place tested against the region's end, a 64-bit compare */
+    const uint8_t* next = blob + at + 12;
+    uint64_t const room = at + 16 <= limit ? (limit - at - 12) / 4 : 0;
+    int words = room < 0x40000000u ? (int)room : 0x40000000;
+    unsigned pos = (unsigned)(8 * (byte - at) + (bit & 7)); /* under 32 between lookup pairs */
     uint8_t* o = out + (i0 - origin);
-    uint8_t* const end = o + (i1 - i0);
+    int left = 8 * (int)(i1 - i0); /* bits of symbols still to decode */
     unsigned const shift = 32 - GK_HUF_MAX_BITS;
-    while (o < end) {
-        /* the next GK_HUF_MAX_BITS bits, from the reader's top word */
-        uint32_t const e0 = multi[(uint32_t)(r.buf >> 32) >> shift];
-        unsigned const used = e0 >> 26;
-        uint32_t const e1 = multi[(uint32_t)((r.buf << used) >> 32) >> shift];
-        o[0] = (uint8_t)e0;
-        o[1] = (uint8_t)(e0 >> 8);
-        o[2] = (uint8_t)(e0 >> 16);
-        o += e0 >> 24 & 3; /* 1 at least */
-        o[0] = (uint8_t)e1;
-        o[1] = (uint8_t)(e1 >> 8);
-        o[2] = (uint8_t)(e1 >> 16);
-        o += e1 >> 24 & 3;
-        gk_bits_skip(&r, blob, t, used + (e1 >> 26));
+    uint32_t word = 0;
+    unsigned fill = 0; /* bits of word that hold symbols: fewer than 32 */
+    while (left > 0) {
+        /* GK_HUF_MAX_BITS bits at pos, then after the first lookup's (an
+         * entry's bits are 11 at most: 31 + 11 + 11 < 64) */
+        uint32_t const e0 = multi[(uint32_t)((win << pos) >> 32) >> shift];
+        unsigned const p1 = pos + (e0 >> 26);
+        uint32_t const e1 = multi[(uint32_t)((win << p1) >> 32) >> shift];
+        left -= (int)gk_symbols_append(e0, &word, &fill, &o);
+        left -= (int)gk_symbols_append(e1, &word, &fill, &o);
+        pos = p1 + (e1 >> 26);
+        if (pos >= 32) {
+            win = win << 32 | ahead;
+            ahead = words-- > 0 ? gk_word_be(next) : 0;
+            next += 4;
+            pos -= 32;
+        }
     }
+    if (fill) gk_store32(o, word);
 }
 
 /* Unit u into out (indexed by element). */
