@@ -530,7 +530,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 {
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
-    uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span), groups = span / 32;
+    uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span);
+    unsigned const groups = (unsigned)(span / 32); /* span is a unit's at most: 32-bit arithmetic within a row */
     uint64_t const perRow = cols / span, part = blockIdx.y;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     /* Huffman: the multi-symbol table first, where its address is a
@@ -593,9 +594,13 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                 float acc[BATCH][4];
 #pragma unroll
                 for (int v = 0; v < BATCH; v++) acc[v][0] = acc[v][1] = acc[v][2] = acc[v][3] = 0;
-                /* a row's first step: its planes now */
-                if (LAYOUT == GK_LAYOUT_HUFFMAN) gk_huffman_planes(blob, &t, q0 + (lane < groups ? lane : 0), &planes);
-                for (uint64_t i = 0; i < groups; i += 32) {
+                /* Huffman: the row's planes, a group's at a time (each step's
+                 * address in 32 bits from here, where a group's number was a
+                 * 64-bit product); its first step's now */
+                const uint8_t* const rowPlanes = blob + t.planes + gk_huf_group_planes(&t) * q0;
+                unsigned const groupPlanes = (unsigned)gk_huf_group_planes(&t);
+                if (LAYOUT == GK_LAYOUT_HUFFMAN) gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
+                for (unsigned i = 0; i < groups; i += 32) {
                     uint64_t const q = q0 + i + lane;
                     bool const active = i + lane < groups;
                     uint32_t pairs[16];
@@ -642,10 +647,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         /* the next step's planes (where the lane has no group there, the row's
                          * first again: read, not used) before this step's are used */
                         gk_planes next;
+                        unsigned const ahead = i + 32 + lane;
                         if (i + 32 < groups)
-                            gk_huffman_planes(blob, &t, q0 + (i + 32 + lane < groups ? i + 32 + lane : 0), &next);
+                            gk_huffman_planes_at(&t, rowPlanes + (ahead < groups ? groupPlanes * ahead : 0), &next);
                         if (active) {
-                            const uint4* const p = (const uint4*)(unit + gk_huf_slot_offset(32 * q - unitStart));
+                            uint32_t const o = (uint32_t)(r * span) + 32 * (i + lane); /* in the unit */
+                            const uint4* const p = (const uint4*)(unit + (uint32_t)gk_huf_slot_offset(o));
                             uint4 const a = p[0], b = p[1];
                             uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
                             gk_huffman_join(&t, &planes, sym, pairs);
@@ -653,7 +660,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         if (i + 32 < groups) planes = next;
                     }
                     if (active) {
-                        uint64_t const c = 32 * (q - q0); /* the group's first column in the part */
+                        unsigned const c = 32 * (i + lane); /* the group's first column in the part */
 #pragma unroll
                         for (int v = 0; v < BATCH; v++) {
                             /* vectors past the last read vector 0's x, their sums unused */

@@ -1048,20 +1048,25 @@ typedef struct {
 /* Bytes of a group's planes: the joint split's 7-bit fields, or a byte an element. */
 GK_FN uint64_t gk_huf_group_planes(const gk_tensor* t) { return t->split == GK_SPLIT_JOINT ? 28 : 32; }
 
-GK_FN void gk_huffman_planes(const uint8_t* blob, const gk_tensor* t, uint64_t q, gk_planes* p)
+/* The planes of the group whose first plane byte is at `at`. */
+GK_FN void gk_huffman_planes_at(const gk_tensor* t, const uint8_t* at, gk_planes* p)
 {
     int const joint = t->split == GK_SPLIT_JOINT;
-    uint64_t const at = t->planes + gk_huf_group_planes(t) * q;
     unsigned k;
 #ifdef __CUDA_ARCH__
     /* up to 4 bytes past the planes: the blob has more after them */
-    const uint32_t* const a = (const uint32_t*)((uintptr_t)(blob + at) & ~(uintptr_t)3);
-    p->shift = 8 * (uint32_t)((uintptr_t)(blob + at) & 3);
+    const uint32_t* const a = (const uint32_t*)((uintptr_t)at & ~(uintptr_t)3);
+    p->shift = 8 * (uint32_t)((uintptr_t)at & 3);
     for (k = 0; k < 9; k++) p->w[k] = k < (joint ? 8u : 9u) ? __ldg(a + k) : 0;
 #else
     p->shift = 0;
-    for (k = 0; k < 9; k++) p->w[k] = k < (joint ? 7u : 8u) ? gk_read32(blob + at + 4 * k) : 0;
+    for (k = 0; k < 9; k++) p->w[k] = k < (joint ? 7u : 8u) ? gk_read32(at + 4 * k) : 0;
 #endif
+}
+
+GK_FN void gk_huffman_planes(const uint8_t* blob, const gk_tensor* t, uint64_t q, gk_planes* p)
+{
+    gk_huffman_planes_at(t, blob + t->planes + gk_huf_group_planes(t) * q, p);
 }
 
 GK_FN void gk_huffman_join(const gk_tensor* t, const gk_planes* p, const uint32_t sym[8], uint32_t pairs[16])
