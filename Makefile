@@ -7,6 +7,7 @@
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
+#   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
 #   make demo          compress and verify the bundled sample
 #   make install       PREFIX=/usr/local: library, header, CLI, man page, .pc
@@ -44,7 +45,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor tools demo install uninstall clean portable cuda
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor gpu-model tools demo install uninstall clean portable cuda
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -203,13 +204,21 @@ $(BUILD)/cuda/libglyd_cuda.a: $(CUDA_OBJ)
 # copy of the library code they use (hidden: the program keeps its own).
 $(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(BUILD)/libglyd.a
 	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(BUILD)/libglyd.a -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
-$(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
+$(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
 	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
 
 # The engine's GPU backend on a GPU: checks and tokens/s (in build/, beside
 # which the engine looks for cuda/libglyd_cuda.so).
 $(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+
+# The rows kernel's products modelled on the CPU (bench/gpu_model.c): the
+# GPU benchmark's matrices, their warps replayed for instructions and
+# shared-memory wavefronts, where no GPU is at hand.
+$(BUILD)/gpu_model: bench/gpu_model.c $(BUILD)/libglyd.a lib/tensor/tensor_kernels.h tests/gpu/synth_weights.h
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+gpu-model: all $(BUILD)/gpu_model
+	$(Q)$(BUILD)/gpu_model $(BENCH_ARGS)
 
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model

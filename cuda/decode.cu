@@ -85,16 +85,7 @@ __device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, c
  * (tensor_kernels.h): its escapes from number mine on (never past nbEsc),
  * from the step's window (words of it in shared memory, from escape first
  * on), patched byte by byte through the thread's slot of shared memory
- * (SLOT_WORDS words). */
-/* A thread's patch slot: 8 words, and one more so that the slots of a
- * warp's 32 threads, side by side, start in 32 different banks of shared
- * memory. 8 words apart, 8 threads' slots shared each bank: a warp's 16
- * accesses of its slots took some 7 times as long as their instructions
- * (118 of the 164 shared-memory wavefronts of a product's step, counted
- * over a 4096-column matrix), and the step waited on shared memory more
- * than on its instructions. */
-#define SLOT_WORDS 9
-
+ * (GK_PATCH_SLOT_WORDS words). */
 __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t,
                                              const uint32_t sel[4], uint32_t m, const uint32_t raw[8],
                                              const uint32_t* window, unsigned words, uint64_t first, uint64_t mine,
@@ -236,7 +227,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
 {
     typedef cub::BlockScan<uint32_t, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
-    __shared__ uint32_t slots[BLOCK][SLOT_WORDS];
+    __shared__ uint32_t slots[BLOCK][GK_PATCH_SLOT_WORDS];
     __shared__ uint32_t window[BLOCK];
     uint64_t const origin = u0 * t.unitSize;
     /* the nibble form: a thread rebuilds its whole group in registers and
@@ -431,7 +422,7 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (SLOT_WORDS + 1) * 32 * warps; /* slots, windows */
+    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps; /* slots, windows */
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -556,7 +547,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot a thread, then a window of 32 words a warp */
-    uint32_t* const window = (uint32_t*)after + SLOT_WORDS * blockDim.x + 32 * warp;
+    uint32_t* const window = (uint32_t*)after + GK_PATCH_SLOT_WORDS * blockDim.x + 32 * warp;
     if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
@@ -630,7 +621,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         __syncwarp();
                         if (active)
                             nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
-                                         (uint32_t*)after + SLOT_WORDS * threadIdx.x, pairs);
+                                         (uint32_t*)after + GK_PATCH_SLOT_WORDS * threadIdx.x, pairs);
                     } else if (LAYOUT == GK_LAYOUT_STORED) {
                         if (active) {
                             const uint4* const p = (const uint4*)(blob + 64 * q);

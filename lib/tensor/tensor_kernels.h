@@ -945,6 +945,16 @@ GK_FN uint32_t gk_window_byte(const uint32_t* window, uint32_t o)
 #endif
 }
 
+/* A thread's slot of shared memory for gk_patch_escapes (the fast
+ * layout's kernels): 8 words, and one more so that the slots of a warp's
+ * 32 threads, side by side, start in 32 different banks. 8 words apart, 8
+ * threads' slots shared each bank: a warp's 16 accesses of its slots took
+ * some 7 times as long as their instructions (118 of the 164 shared-memory
+ * wavefronts of a product's step over a 4096-column matrix, as
+ * bench/gpu_model counts them), and the step waited on shared memory more
+ * than on its instructions. */
+#define GK_PATCH_SLOT_WORDS 9
+
 /* The escaped elements (mask m, nibble form) patched into a group's
  * exponents, a byte an element (element j at ex[j]: in the kernels a
  * thread's slot of shared memory, as registers cannot be indexed), from

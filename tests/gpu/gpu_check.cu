@@ -35,6 +35,7 @@
 #include "glyd.h"
 #include "glyd_cuda.h"
 #include "../../lib/tensor/tensor_kernels.h"
+#include "synth_weights.h"
 
 /* libglyd's own (not in its API): the blob described as the kernels see it,
  * and their emulation on the CPU */
@@ -165,21 +166,6 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
     return !glyd_isError(err) && memcmp(got.data(), want.data(), got.size() * 4) == 0;
 }
 
-/* n bf16 weights with trained weights' exponents (around 2^-5), random signs and mantissas. */
-static void synth(uint16_t* w, size_t n, uint64_t seed)
-{
-    static const unsigned kExp[] = { 123, 124, 122, 121, 125, 120, 119, 126, 118, 117, 116, 115, 114, 113 };
-    static const unsigned kCum[] = { 2676, 5053, 6893, 7919, 8717, 9254, 9527, 9727, 9864, 9931, 9964, 9979, 9990, 10000 };
-    uint64_t s = seed | 1;
-    for (size_t i = 0; i < n; i++) {
-        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-        unsigned const u = (unsigned)((s >> 8) % 10000);
-        unsigned k = 0;
-        while (kCum[k] <= u) k++;
-        w[i] = (uint16_t)(((s >> 40) & 0x8000) | kExp[k] << 7 | ((s >> 48) & 0x7F));
-    }
-}
-
 static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
 {
     float ms;
@@ -240,7 +226,7 @@ int main(int argc, char** argv)
             uint64_t const rows = quick ? kShapes[s][0] / 16 : kShapes[s][0], cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols);
             std::vector<uint16_t> w(n);
-            synth(w.data(), n, 77 + s);
+            glyd_synthWeights(w.data(), n, 77 + s);
             for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
                 double gbps = 0;
                 std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, l);
@@ -293,7 +279,7 @@ int main(int argc, char** argv)
             uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols);
             std::vector<uint16_t> w(n);
-            synth(w.data(), n, 5 + s);
+            glyd_synthWeights(w.data(), n, 5 + s);
             std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
             std::vector<uint8_t> const hufBlob = compress(w.data(), n, (size_t)cols, glyd_tensor_entropy);
             /* enough copies of the smallest form (the entropy layout's) to pass three times L2 */

@@ -1,0 +1,400 @@
+/*
+ * gpu_model.c: the rows kernel's products (cuda/decode.cu) on the GPU
+ * benchmark's matrices (tests/gpu/gpu_check.cu: the same shapes and
+ * synthetic weights), counted on the CPU, for when no GPU is at hand. Each
+ * warp is replayed lane by lane in lockstep with the kernels' functions
+ * (tensor_kernels.h): its passes through the Huffman decoding loop and its
+ * product steps, and the shared-memory wavefronts that each of its
+ * accesses takes (the distinct words its lanes touch in the busiest bank;
+ * by quarter warps for 16-byte accesses). With the instructions of a pass
+ * and of a step, read from the compiled kernel (sm_90 SASS, through
+ * cuobjdump and nvdisasm; the defaults are this revision's), it gives each
+ * product's three floors on an H200: its bytes from HBM, its instructions
+ * at 4 a clock per multiprocessor, its shared memory at a wavefront a
+ * clock. A model, not a measurement: tests/gpu/run.sh measures. It leaves
+ * out latency, the per-unit set-up and the launch.
+ *
+ *   build/gpu_model [--pair N] [--huf-step N] [--fast-step N] [--escape N] [--escape-blob N]
+ *
+ * Built by `make gpu-model`.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/tensor/tensor.h"
+#include "../lib/tensor/tensor_kernels.h"
+#include "../tests/gpu/synth_weights.h"
+
+/* One H200 (SXM), nominal. */
+#define SMS        132
+#define CLOCK_HZ   1.98e9
+#define HBM_BYTES  4.8e12
+#define SCHEDULERS 4
+
+/* Instructions (sm_90 SASS of the rows kernel at batch 1), as options. */
+typedef struct {
+    double pair;       /* a pass of gk_huffman_symbols' loop: two lookups, a refill */
+    double hufStep;    /* a product step of a Huffman group (joint split) */
+    double fastStep;   /* a product step of a fast-layout group, escapes aside */
+    double escape;     /* a pass of gk_patch_escapes' window loop */
+    double escapeBlob; /* a pass of its loop over escapes past the window */
+} model_instr;
+
+typedef struct {
+    double warpInstr, wavefronts, bytes;
+    uint64_t passes, steps, escapePasses;
+} model_count;
+
+/* Wavefronts of one warp-wide access of `size` bytes a lane (1, 4 or 16)
+ * at byte addresses addr[lane], lanes where on[lane]: 16-byte accesses go
+ * a quarter warp at a time. */
+static unsigned wavefronts(const uint32_t addr[32], const int on[32], unsigned size)
+{
+    unsigned const group = size == 16 ? 8 : 32, words = size == 16 ? 4 : 1;
+    unsigned total = 0, g0, lane, k, j, bank;
+    for (g0 = 0; g0 < 32; g0 += group) {
+        uint32_t seen[32][32];
+        unsigned count[32] = { 0 }, most = 0;
+        for (lane = g0; lane < g0 + group; lane++)
+            for (k = 0; on[lane] && k < words; k++) {
+                uint32_t const word = addr[lane] / 4 + k;
+                int known = 0;
+                bank = word % 32;
+                for (j = 0; j < count[bank]; j++) known |= seen[bank][j] == word;
+                if (!known) seen[bank][count[bank]++] = word;
+            }
+        for (bank = 0; bank < 32; bank++)
+            if (count[bank] > most) most = count[bank];
+        total += most;
+    }
+    return total;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The entropy layout                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* A lane decoding its run as gk_huffman_symbols does, a pass at a time. */
+typedef struct {
+    uint64_t win, next;
+    uint32_t ahead, word;
+    unsigned pos, fill;
+    int words, left;
+    uint32_t o;                          /* bytes stored */
+    uint32_t slot;                       /* the run's slot in the warp's shared memory */
+    uint8_t out[GK_HUF_SLOT];            /* its symbols */
+} huf_lane;
+
+static void huf_lane_start(huf_lane* l, const uint8_t* blob, const gk_tensor* t, uint64_t bit, uint64_t count,
+                           uint32_t slot)
+{
+    uint64_t const byte = t->streams + (bit >> 3), at = byte & ~(uint64_t)3, limit = gk_stream_limit(t);
+    uint64_t const room = at + 16 <= limit ? (limit - at - 12) / 4 : 0;
+    memset(l, 0, sizeof(*l));
+    l->win = (uint64_t)gk_stream_word(blob, t, at) << 32 | gk_stream_word(blob, t, at + 4);
+    l->ahead = gk_stream_word(blob, t, at + 8);
+    l->next = at + 12;
+    l->words = room < 0x40000000u ? (int)room : 0x40000000;
+    l->pos = (unsigned)(8 * (byte - at) + (bit & 7));
+    l->left = 8 * (int)count;
+    l->slot = slot;
+}
+
+/* A lookup's symbols appended: 1 if a word was stored, at *at. */
+static int huf_append(huf_lane* l, uint32_t e, uint32_t* at)
+{
+    uint32_t const bits = (e >> 21) & 0x18;
+    uint64_t const v = (uint64_t)(e & 0xFFFFFFu) << l->fill;
+    l->word |= (uint32_t)v;
+    l->fill += bits;
+    l->left -= (int)bits;
+    if (l->fill < 32) return 0;
+    memcpy(l->out + l->o, &l->word, 4); /* little-endian, as on the device */
+    *at = l->slot + l->o;
+    l->o += 4;
+    l->word = (uint32_t)(v >> 32);
+    l->fill -= 32;
+    return 1;
+}
+
+/* One pass: its two lookups' table addresses (the table at shared byte 0),
+ * and its stores (stored[k], at store[k]). */
+static void huf_pass(huf_lane* l, const uint8_t* blob, const uint32_t* multi, uint32_t look[2], uint32_t store[2],
+                     int stored[2])
+{
+    unsigned const shift = 32 - GK_HUF_MAX_BITS;
+    uint32_t const i0 = (uint32_t)((l->win << l->pos) >> 32) >> shift, e0 = multi[i0];
+    unsigned const p1 = l->pos + (e0 >> 26);
+    uint32_t const i1 = (uint32_t)((l->win << p1) >> 32) >> shift, e1 = multi[i1];
+    look[0] = 4 * i0;
+    look[1] = 4 * i1;
+    stored[0] = huf_append(l, e0, &store[0]);
+    stored[1] = huf_append(l, e1, &store[1]);
+    l->pos = p1 + (e1 >> 26);
+    if (l->pos >= 32) {
+        l->win = l->win << 32 | l->ahead;
+        l->ahead = l->words-- > 0 ? gk_word_be(blob + l->next) : 0;
+        l->next += 4;
+        l->pos -= 32;
+    }
+}
+
+/* A warp of the rows kernel over units [u0, u0 + n): their runs decoded a
+ * lane each, then their rows multiplied a step at a time (lane k takes
+ * groups k, k + 32, ... of a row). 0 if a replayed run's symbols differ
+ * from gk_huffman_symbols': the replay no longer follows the kernel. */
+static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
+                    uint64_t cols, uint64_t u0, unsigned n, const model_instr* in, model_count* c)
+{
+    uint64_t const rpu = gk_huf_runs_per_unit(t), span = gk_rows_span(t, cols), unitBytes = gk_huf_unit_bytes(t);
+    unsigned const groups = (unsigned)(span / 32);
+    static huf_lane lane[32];
+    uint8_t kernel[GK_HUF_SLOT];
+    uint64_t count[32];
+    int on[32], ok = 1;
+    unsigned l, j, k;
+    for (l = 0; l < 32; l++) {
+        uint64_t const u = u0 + l / rpu, r = l % rpu;
+        uint64_t i0 = 0, i1 = 0, bit = 0;
+        on[l] = l < n * rpu;
+        if (on[l]) bit = gk_huf_run_at(blob, t, runs, u, r, &i0, &i1);
+        on[l] = on[l] && i0 < i1;
+        count[l] = on[l] ? i1 - i0 : 0;
+        if (on[l]) huf_lane_start(&lane[l], blob, t, bit, i1 - i0, (uint32_t)(l / rpu * unitBytes + r * GK_HUF_SLOT));
+    }
+    for (;;) {
+        uint32_t look[2][32], store[2][32];
+        int active[32], stored[2][32], any = 0;
+        for (l = 0; l < 32; l++) {
+            uint32_t lk[2], st[2];
+            int sd[2];
+            active[l] = on[l] && lane[l].left > 0;
+            stored[0][l] = stored[1][l] = 0;
+            if (!active[l]) continue;
+            any = 1;
+            huf_pass(&lane[l], blob, tables->multi, lk, st, sd);
+            for (k = 0; k < 2; k++) {
+                look[k][l] = lk[k];
+                store[k][l] = st[k];
+                stored[k][l] = sd[k];
+            }
+        }
+        if (!any) break;
+        c->passes++;
+        c->warpInstr += in->pair;
+        for (k = 0; k < 2; k++)
+            c->wavefronts += wavefronts(look[k], active, 4) + wavefronts(store[k], stored[k], 4);
+    }
+    /* each lane's last word, then its symbols against the kernel's */
+    {
+        uint32_t last[32];
+        int left[32];
+        for (l = 0; l < 32; l++) {
+            left[l] = on[l] && lane[l].fill;
+            last[l] = on[l] ? lane[l].slot + lane[l].o : 0;
+            if (left[l]) memcpy(lane[l].out + lane[l].o, &lane[l].word, 4);
+        }
+        c->wavefronts += wavefronts(last, left, 4);
+    }
+    for (l = 0; l < 32; l++) {
+        uint64_t i0, i1;
+        uint64_t bit;
+        if (!on[l]) continue;
+        bit = gk_huf_run_at(blob, t, runs, u0 + l / rpu, l % rpu, &i0, &i1);
+        gk_huffman_symbols(blob, t, tables->multi, bit, i0, i1, kernel, i0);
+        ok = ok && memcmp(kernel, lane[l].out, count[l]) == 0;
+    }
+    /* the products: per unit, per row, per step, the symbols' and x's reads */
+    for (j = 0; j < n; j++) {
+        uint64_t const rows = gk_rows_in_unit(t, cols, u0 + j);
+        uint64_t r;
+        for (r = 0; r < rows; r++) {
+            unsigned i;
+            for (i = 0; i < groups; i += 32) {
+                uint32_t sym[2][32], xs[8][32];
+                int active[32];
+                for (l = 0; l < 32; l++) {
+                    uint32_t const o = (uint32_t)(r * span) + 32 * (i + l);
+                    active[l] = i + l < groups;
+                    sym[0][l] = (uint32_t)(j * unitBytes + gk_huf_slot_offset(o));
+                    sym[1][l] = sym[0][l] + 16;
+                    for (k = 0; k < 8; k++) xs[k][l] = 4 * 36 * (i + l) + 16 * k; /* gk_rows_stride */
+                }
+                c->steps++;
+                c->warpInstr += in->hufStep;
+                for (k = 0; k < 2; k++) c->wavefronts += wavefronts(sym[k], active, 16);
+                for (k = 0; k < 8; k++) c->wavefronts += wavefronts(xs[k], active, 16);
+            }
+        }
+    }
+    return ok;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The fast layout                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A warp of the rows kernel over unit u (nibble form): per row, per step,
+ * the escape window's words stored, each lane's slot stored and loaded
+ * (lanes with escapes), the patch loops' passes, x read. */
+static void fast_warp(const uint8_t* blob, const gk_tensor* t, uint64_t cols, uint64_t u, const model_instr* in,
+                      model_count* c)
+{
+    uint64_t const span = gk_rows_span(t, cols), rows = gk_rows_in_unit(t, cols, u);
+    uint64_t const nbEsc = gk_unit_start(blob, t, u + 1);
+    unsigned const groups = (unsigned)(span / 32);
+    uint32_t const slots = 32 * 4, window = slots + 4 * GK_PATCH_SLOT_WORDS * 32; /* bytes, from x's end */
+    uint64_t esc = gk_unit_start(blob, t, u), r;
+    unsigned l, k;
+    for (r = 0; r < rows; r++) {
+        uint64_t const q0 = (u * t->unitSize + r * span) / 32;
+        unsigned i;
+        for (i = 0; i < groups; i += 32) {
+            uint64_t const first = gk_window_first(esc);
+            uint32_t mask[32], addr[32], xs[8][32];
+            unsigned n[32], inWindow[32], most = 0, mostBlob = 0;
+            int active[32], patched[32];
+            uint64_t before = 0;
+            for (l = 0; l < 32; l++) {
+                gk_escape_cursor cur;
+                active[l] = i + l < groups;
+                mask[l] = active[l] ? gk_fast_escapes(blob, t, q0 + i + l, 0, t->nbElements) : 0;
+                n[l] = gk_popc(mask[l]);
+                patched[l] = mask[l] != 0;
+                cur = gk_escapes_from(t, esc + before, nbEsc, first, 32);
+                inWindow[l] = n[l] < cur.inWindow ? n[l] : cur.inWindow;
+                if (inWindow[l] > cur.left) inWindow[l] = cur.left;
+                if (inWindow[l] > most) most = inWindow[l];
+                if (n[l] - inWindow[l] > mostBlob) mostBlob = n[l] - inWindow[l];
+                addr[l] = window + 4 * l; /* the window, a word a lane */
+                for (k = 0; k < 8; k++) xs[k][l] = 4 * 36 * (i + l) + 16 * k;
+                before += n[l];
+            }
+            c->steps++;
+            c->warpInstr += in->fastStep + in->escape * most + in->escapeBlob * mostBlob;
+            c->escapePasses += most;
+            c->wavefronts += wavefronts(addr, active, 4);
+            for (k = 0; k < 8; k++) { /* slot stores, then loads */
+                for (l = 0; l < 32; l++) addr[l] = slots + 4 * (GK_PATCH_SLOT_WORDS * l + k);
+                c->wavefronts += 2 * wavefronts(addr, patched, 4);
+            }
+            for (k = 0; k < most; k++) { /* a window byte read, a slot byte written, a pass */
+                uint32_t from[32];
+                int go[32];
+                uint64_t mine = esc;
+                for (l = 0; l < 32; l++) {
+                    uint32_t m = mask[l];
+                    unsigned s;
+                    go[l] = k < inWindow[l];
+                    for (s = 0; s < k && m; s++) m &= m - 1;
+                    from[l] = window + (uint32_t)(mine - first) + k;
+                    addr[l] = slots + 4 * GK_PATCH_SLOT_WORDS * l + (m ? gk_nibble_element(gk_lowest(m)) : 0);
+                    mine += n[l];
+                }
+                c->wavefronts += wavefronts(from, go, 1) + wavefronts(addr, go, 1);
+            }
+            for (k = 0; k < 8; k++) c->wavefronts += wavefronts(xs[k], active, 16);
+            esc += before;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+
+static const uint64_t kShapes[3][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } }; /* gpu_check's */
+
+static double us_of(double clocks) { return 1e6 * clocks / CLOCK_HZ; }
+
+static void report(const char* name, uint64_t rows, uint64_t cols, const model_count* c)
+{
+    double const hbm = 1e6 * c->bytes / HBM_BYTES, issue = us_of(c->warpInstr / (SCHEDULERS * SMS));
+    double const smem = us_of(c->wavefronts / SMS), cublas = 1e6 * 2.0 * (double)(rows * cols) / HBM_BYTES;
+    double floor = hbm > issue ? hbm : issue;
+    if (smem > floor) floor = smem;
+    printf("| %llux%llu | %s | %llu | %llu | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %.2fx |\n",
+           (unsigned long long)rows, (unsigned long long)cols, name, (unsigned long long)c->passes,
+           (unsigned long long)c->steps, c->bytes / 1e6, hbm, c->warpInstr / 1e6, issue, c->wavefronts / 1e6, smem,
+           floor, cublas / floor);
+}
+
+static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_instr* in)
+{
+    size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+    uint16_t* const w = (uint16_t*)malloc(2 * n);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    static gk_huf_tables tables;
+    uint16_t* runs = NULL;
+    int ok = w && blob, layout;
+    for (layout = 0; ok && layout < 2; layout++) {
+        glyd_tensorView v;
+        gk_tensor t;
+        model_count c;
+        uint64_t u;
+        size_t size;
+        memset(&c, 0, sizeof c);
+        glyd_synthWeights(w, n, seed);
+        size = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, cols,
+                                   layout ? glyd_tensor_entropy : glyd_tensor_fast, 2);
+        ok = !glyd_isError(size) && !glyd_isError(glyd_tensorOpen(&v, blob, size)) &&
+             !glyd_isError(glyd_tensorDescribe(&v, blob, &t, &tables));
+        if (ok && !layout) ok = !glyd_isError(glyd_tensorNibbleForm(blob, &t));
+        if (ok && layout) {
+            runs = (uint16_t*)malloc(sizeof(uint16_t) * (gk_huf_index_size(&t) + 1));
+            ok = runs && !glyd_isError(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
+        }
+        ok = ok && gk_rows_fits(&t, cols);
+        if (!ok) break;
+        c.bytes = (double)size + (layout ? sizeof(gk_huf_tables) + 2.0 * gk_huf_index_size(&t) : 0);
+        if (!layout)
+            for (u = 0; u < t.nbUnits; u++) fast_warp(blob, &t, cols, u, in, &c);
+        else
+            for (u = 0; ok && u < t.nbUnits; u += gk_huf_units_together(&t)) {
+                uint64_t const left = t.nbUnits - u, together = gk_huf_units_together(&t);
+                ok = huf_warp(blob, &t, &tables, runs, cols, u, (unsigned)(left < together ? left : together), in, &c);
+            }
+        if (!ok) {
+            fprintf(stderr, "gpu_model: the replay of the Huffman decoding no longer follows gk_huffman_symbols\n");
+            break;
+        }
+        c.passes += c.escapePasses; /* the fast layout's passes: its escape loop's */
+        report(layout ? "entropy" : "fast", rows, cols, &c);
+        free(runs);
+        runs = NULL;
+    }
+    free(runs);
+    free(w);
+    free(blob);
+    return ok;
+}
+
+int main(int argc, char** argv)
+{
+    /* sm_90 SASS of rows_kernel<LAYOUT, 1> at this revision */
+    model_instr in = { 53, 276, 321, 14, 17 };
+    int a, s;
+    for (a = 1; a + 1 < argc; a += 2) {
+        double const v = atof(argv[a + 1]);
+        if (!strcmp(argv[a], "--pair")) in.pair = v;
+        else if (!strcmp(argv[a], "--huf-step")) in.hufStep = v;
+        else if (!strcmp(argv[a], "--fast-step")) in.fastStep = v;
+        else if (!strcmp(argv[a], "--escape")) in.escape = v;
+        else if (!strcmp(argv[a], "--escape-blob")) in.escapeBlob = v;
+        else break;
+    }
+    if (a < argc) {
+        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--fast-step N] [--escape N] [--escape-blob N]\n");
+        return 2;
+    }
+    printf("Model of the rows kernel at batch 1 on one H200 (%d SMs, %.2f GHz, %.1f TB/s): instructions a\n"
+           "Huffman pass %.0f, a Huffman step %.0f, a fast step %.0f + %.0f an escape pass (+ %.0f past the window).\n"
+           "Warp passes: of the Huffman decoding loop, or of the fast layout's escape loop. cuBLAS bf16 taken at\n"
+           "its bytes from HBM.\n\n",
+           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.fastStep, in.escape, in.escapeBlob);
+    printf("| rows x cols | layout | warp passes | warp steps | MB | HBM (us) | warp instructions (M) | issue (us) "
+           "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | vs cuBLAS |\n"
+           "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (s = 0; s < 3; s++)
+        if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in)) return 1;
+    return 0;
+}
