@@ -45,7 +45,8 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor gpu-model tools demo install uninstall clean portable cuda
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor gpu-model tools demo install uninstall clean \
+        portable cuda
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -204,7 +205,8 @@ $(BUILD)/cuda/libglyd_cuda.a: $(CUDA_OBJ)
 # copy of the library code they use (hidden: the program keeps its own).
 $(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(BUILD)/libglyd.a
 	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(BUILD)/libglyd.a -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
-$(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a
+$(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(BUILD)/cuda/libglyd_cuda.a \
+                         $(BUILD)/libglyd.a
 	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
 
 # The engine's GPU backend on a GPU: checks and tokens/s (in build/, beside

@@ -422,7 +422,8 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps; /* slots, windows */
+    if (layout == GK_LAYOUT_FAST) /* slots, windows */
+        return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps;
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -590,7 +591,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                  * 64-bit product); its first step's now */
                 const uint8_t* const rowPlanes = blob + t.planes + gk_huf_group_planes(&t) * q0;
                 unsigned const groupPlanes = (unsigned)gk_huf_group_planes(&t);
-                if (LAYOUT == GK_LAYOUT_HUFFMAN) gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
+                if (LAYOUT == GK_LAYOUT_HUFFMAN)
+                    gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
                 for (unsigned i = 0; i < groups; i += 32) {
                     uint64_t const q = q0 + i + lane;
                     bool const active = i + lane < groups;
@@ -910,29 +912,34 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
 {
     __shared__ __align__(16) uint32_t multi[1 << GK_HUF_MAX_BITS];
     __shared__ __align__(16) uint8_t syms[BLOCK][GK_HUF_SLOT]; /* a run a row; padded as in the rows kernel */
+    /* each row's run: its first element and its length (0: none), found by
+     * the thread that decodes it; the groups' threads read them, where each
+     * divided by the runs of a unit before (some 60 instructions a group) */
+    __shared__ uint64_t runStart[BLOCK];
+    __shared__ uint32_t runLength[BLOCK];
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
     stage_table(multi, tables->multi, 4u << GK_HUF_MAX_BITS);
     __syncthreads();
     for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
-        uint64_t a, b;
+        uint64_t a = 0, b = 0;
         if (r0 + threadIdx.x < nbRuns) {
             uint64_t const r = r0 + threadIdx.x, u = u0 + r / rpu;
             uint64_t const bit = gk_huf_run_at(blob, &t, runs, u, r % rpu, &a, &b);
             gk_huffman_symbols(blob, &t, multi, bit, a, b, syms[threadIdx.x], a);
         }
+        runStart[threadIdx.x] = a;
+        runLength[threadIdx.x] = (uint32_t)(b - a);
         __syncthreads();
         for (unsigned idx = threadIdx.x; idx < BLOCK * (GK_HUF_RUN / 32); idx += BLOCK) {
-            uint64_t const r = r0 + idx / (GK_HUF_RUN / 32);
-            unsigned const g = idx % (GK_HUF_RUN / 32);
-            if (r >= nbRuns) continue;
-            gk_huf_run_span(&t, u0 + r / rpu, r % rpu, &a, &b); /* arithmetic only: no read of the run index */
-            if (a + 32 * g >= b) continue;
-            const uint4* const p = (const uint4*)(syms[idx / (GK_HUF_RUN / 32)] + 32 * g);
+            unsigned const row = idx / (GK_HUF_RUN / 32), g = idx % (GK_HUF_RUN / 32);
+            if (32 * g >= runLength[row]) continue;
+            uint64_t const first = runStart[row] + 32 * g; /* the group's first element */
+            const uint4* const p = (const uint4*)(syms[row] + 32 * g);
             uint4 const s0 = p[0], s1 = p[1];
             uint32_t const sym[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
             uint32_t pairs[16];
-            gk_huffman_pairs(blob, &t, (a + 32 * g) / 32, sym, pairs);
-            uint4* const dst = (uint4*)(out + (a + 32 * g - origin));
+            gk_huffman_pairs(blob, &t, first / 32, sym, pairs);
+            uint4* const dst = (uint4*)(out + (first - origin));
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 dst[k] = make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
