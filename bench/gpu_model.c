@@ -1,20 +1,23 @@
 /*
- * gpu_model.c: the rows kernel's products (cuda/decode.cu) on the GPU
- * benchmark's matrices (tests/gpu/gpu_check.cu: the same shapes and
- * synthetic weights), counted on the CPU, for when no GPU is at hand. Each
- * warp is replayed lane by lane in lockstep with the kernels' functions
- * (tensor_kernels.h): its passes through the Huffman decoding loop and its
- * product steps, and the shared-memory wavefronts that each of its
- * accesses takes (the distinct words its lanes touch in the busiest bank;
- * by quarter warps for 16-byte accesses). With the instructions of a pass
- * and of a step, read from the compiled kernel (sm_90 SASS, through
- * cuobjdump and nvdisasm; the defaults are this revision's), it gives each
- * product's three floors on an H200: its bytes from HBM, its instructions
- * at 4 a clock per multiprocessor, its shared memory at a wavefront a
- * clock. A model, not a measurement: tests/gpu/run.sh measures. It leaves
- * out latency, the per-unit set-up and the launch.
+ * gpu_model.c: the GPU kernels (cuda/decode.cu) on the GPU benchmark's
+ * matrices (tests/gpu/gpu_check.cu: the same shapes and synthetic
+ * weights), counted on the CPU, for when no GPU is at hand: the rows
+ * kernel's products in both layouts, and the bulk decoding of the entropy
+ * layout. Each warp is replayed lane by lane in lockstep with the kernels'
+ * functions (tensor_kernels.h): its passes through the Huffman decoding
+ * loop, its product steps and decoded groups, and the shared-memory
+ * wavefronts that each of its accesses takes (the distinct words its lanes
+ * touch in the busiest bank; by quarter warps for 16-byte accesses). With
+ * the instructions of a pass and of a step, read from the compiled kernels
+ * (sm_90 SASS, through cuobjdump and nvdisasm; the defaults are this
+ * revision's), it gives each kernel's three floors on an H200: its bytes
+ * from HBM, its instructions at 4 a clock per multiprocessor, its shared
+ * memory at a wavefront a clock. A model, not a measurement:
+ * tests/gpu/run.sh measures. It leaves out latency, the per-unit set-up
+ * and the launch.
  *
- *   build/gpu_model [--pair N] [--huf-step N] [--fast-step N] [--escape N] [--escape-blob N]
+ *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape N]
+ *                   [--escape-blob N]
  *
  * Built by `make gpu-model`.
  */
@@ -36,6 +39,7 @@
 typedef struct {
     double pair;       /* a pass of gk_huffman_symbols' loop: two lookups, a refill */
     double hufStep;    /* a product step of a Huffman group (joint split) */
+    double hufGroup;   /* a group of the bulk decoder (joint split) */
     double fastStep;   /* a product step of a fast-layout group, escapes aside */
     double escape;     /* a pass of gk_patch_escapes' window loop */
     double escapeBlob; /* a pass of its loop over escapes past the window */
@@ -140,28 +144,28 @@ static void huf_pass(huf_lane* l, const uint8_t* blob, const uint32_t* multi, ui
     }
 }
 
-/* A warp of the rows kernel over units [u0, u0 + n): their runs decoded a
- * lane each, then their rows multiplied a step at a time (lane k takes
- * groups k, k + 32, ... of a row). 0 if a replayed run's symbols differ
- * from gk_huffman_symbols': the replay no longer follows the kernel. */
-static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
-                    uint64_t cols, uint64_t u0, unsigned n, const model_instr* in, model_count* c)
+/* A warp decoding runs [run0, run0 + lanes), run run0 + l by lane l into
+ * its slot (GK_HUF_SLOT bytes from lane l's: the rows kernel's units side
+ * by side, and the bulk decoder's rows). 0 if a replayed run's symbols
+ * differ from gk_huffman_symbols': the replay no longer follows it. */
+static int huf_decode(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
+                      uint64_t run0, unsigned lanes, const model_instr* in, model_count* c)
 {
-    uint64_t const rpu = gk_huf_runs_per_unit(t), span = gk_rows_span(t, cols), unitBytes = gk_huf_unit_bytes(t);
-    unsigned const groups = (unsigned)(span / 32);
+    uint64_t const rpu = gk_huf_runs_per_unit(t);
     static huf_lane lane[32];
     uint8_t kernel[GK_HUF_SLOT];
-    uint64_t count[32];
+    uint64_t bit[32], count[32];
     int on[32], ok = 1;
-    unsigned l, j, k;
+    unsigned l, k;
     for (l = 0; l < 32; l++) {
-        uint64_t const u = u0 + l / rpu, r = l % rpu;
-        uint64_t i0 = 0, i1 = 0, bit = 0;
-        on[l] = l < n * rpu;
-        if (on[l]) bit = gk_huf_run_at(blob, t, runs, u, r, &i0, &i1);
+        uint64_t const run = run0 + l;
+        uint64_t i0 = 0, i1 = 0;
+        bit[l] = 0;
+        on[l] = l < lanes;
+        if (on[l]) bit[l] = gk_huf_run_at(blob, t, runs, run / rpu, run % rpu, &i0, &i1);
         on[l] = on[l] && i0 < i1;
-        count[l] = on[l] ? i1 - i0 : 0;
-        if (on[l]) huf_lane_start(&lane[l], blob, t, bit, i1 - i0, (uint32_t)(l / rpu * unitBytes + r * GK_HUF_SLOT));
+        count[l] = i1 - i0;
+        if (on[l]) huf_lane_start(&lane[l], blob, t, bit[l], count[l], l * GK_HUF_SLOT);
     }
     for (;;) {
         uint32_t look[2][32], store[2][32];
@@ -198,13 +202,23 @@ static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
         c->wavefronts += wavefronts(last, left, 4);
     }
     for (l = 0; l < 32; l++) {
-        uint64_t i0, i1;
-        uint64_t bit;
         if (!on[l]) continue;
-        bit = gk_huf_run_at(blob, t, runs, u0 + l / rpu, l % rpu, &i0, &i1);
-        gk_huffman_symbols(blob, t, tables->multi, bit, i0, i1, kernel, i0);
+        gk_huffman_symbols(blob, t, tables->multi, bit[l], 0, count[l], kernel, 0);
         ok = ok && memcmp(kernel, lane[l].out, count[l]) == 0;
     }
+    return ok;
+}
+
+/* A warp of the rows kernel over units [u0, u0 + n): their runs decoded a
+ * lane each, then their rows multiplied a step at a time (lane k takes
+ * groups k, k + 32, ... of a row). */
+static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
+                    uint64_t cols, uint64_t u0, unsigned n, const model_instr* in, model_count* c)
+{
+    uint64_t const rpu = gk_huf_runs_per_unit(t), span = gk_rows_span(t, cols), unitBytes = gk_huf_unit_bytes(t);
+    unsigned const groups = (unsigned)(span / 32);
+    unsigned l, j, k;
+    if (!huf_decode(blob, t, tables, runs, u0 * rpu, (unsigned)(n * rpu), in, c)) return 0;
     /* the products: per unit, per row, per step, the symbols' and x's reads */
     for (j = 0; j < n; j++) {
         uint64_t const rows = gk_rows_in_unit(t, cols, u0 + j);
@@ -228,7 +242,47 @@ static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
             }
         }
     }
-    return ok;
+    return 1;
+}
+
+/* The bulk decoder (huffman_groups_kernel, blocks of BULK_THREADS): a
+ * block's warps each decode 32 runs, a lane each; then its threads take
+ * the block's groups, consecutive threads consecutive groups, each reading
+ * its run's start and length and its group's symbols from shared memory. */
+#define BULK_THREADS 128
+
+static int huf_bulk(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
+                    const model_instr* in, model_count* c)
+{
+    uint64_t const rpu = gk_huf_runs_per_unit(t), nbRuns = t->nbUnits * rpu;
+    uint64_t r0;
+    unsigned w, l, j, k;
+    for (r0 = 0; r0 < nbRuns; r0 += BULK_THREADS) {
+        for (w = 0; w < BULK_THREADS / 32; w++) {
+            uint64_t const run = r0 + 32 * w;
+            if (run < nbRuns &&
+                !huf_decode(blob, t, tables, runs, run, (unsigned)(nbRuns - run < 32 ? nbRuns - run : 32), in, c))
+                return 0;
+        }
+        for (w = 0; w < BULK_THREADS / 32; w++)
+            for (j = 0; j < GK_HUF_RUN / 32; j++) { /* a warp's groups, 32 at a time */
+                uint32_t sym[2][32], length[32], start[32];
+                int active[32];
+                for (l = 0; l < 32; l++) {
+                    unsigned const idx = 32 * w + l + BULK_THREADS * j, row = idx / (GK_HUF_RUN / 32);
+                    active[l] = r0 + row < nbRuns;
+                    length[l] = 4 * row;
+                    start[l] = 4 * BULK_THREADS + 8 * row;
+                    sym[0][l] = 8 * BULK_THREADS + row * GK_HUF_SLOT + 32 * (idx % (GK_HUF_RUN / 32));
+                    sym[1][l] = sym[0][l] + 16;
+                }
+                c->steps++;
+                c->warpInstr += in->hufGroup;
+                c->wavefronts += wavefronts(length, active, 4) + wavefronts(start, active, 4);
+                for (k = 0; k < 2; k++) c->wavefronts += wavefronts(sym[k], active, 16);
+            }
+    }
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -306,19 +360,30 @@ static const uint64_t kShapes[3][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336
 
 static double us_of(double clocks) { return 1e6 * clocks / CLOCK_HZ; }
 
+/* The three floors of a count, in microseconds; returns the highest. */
+static double floors(const model_count* c, double* hbm, double* issue, double* smem)
+{
+    double most;
+    *hbm = 1e6 * c->bytes / HBM_BYTES;
+    *issue = us_of(c->warpInstr / (SCHEDULERS * SMS));
+    *smem = us_of(c->wavefronts / SMS);
+    most = *hbm > *issue ? *hbm : *issue;
+    return most > *smem ? most : *smem;
+}
+
 static void report(const char* name, uint64_t rows, uint64_t cols, const model_count* c)
 {
-    double const hbm = 1e6 * c->bytes / HBM_BYTES, issue = us_of(c->warpInstr / (SCHEDULERS * SMS));
-    double const smem = us_of(c->wavefronts / SMS), cublas = 1e6 * 2.0 * (double)(rows * cols) / HBM_BYTES;
-    double floor = hbm > issue ? hbm : issue;
-    if (smem > floor) floor = smem;
+    double hbm, issue, smem;
+    double const floor = floors(c, &hbm, &issue, &smem), cublas = 1e6 * 2.0 * (double)(rows * cols) / HBM_BYTES;
     printf("| %llux%llu | %s | %llu | %llu | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %.2fx |\n",
            (unsigned long long)rows, (unsigned long long)cols, name, (unsigned long long)c->passes,
            (unsigned long long)c->steps, c->bytes / 1e6, hbm, c->warpInstr / 1e6, issue, c->wavefronts / 1e6, smem,
            floor, cublas / floor);
 }
 
-static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_instr* in)
+/* A shape's products in both layouts (a table row each), and its bulk
+ * decoding in the entropy layout into *bulk. */
+static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_instr* in, model_count* bulk)
 {
     size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
     uint16_t* const w = (uint16_t*)malloc(2 * n);
@@ -343,7 +408,7 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
             runs = (uint16_t*)malloc(sizeof(uint16_t) * (gk_huf_index_size(&t) + 1));
             ok = runs && !glyd_isError(glyd_tensorHuffmanRuns(blob, &t, &tables, runs));
         }
-        ok = ok && gk_rows_fits(&t, cols);
+        ok = ok && gk_rows_fits(&t, cols) && (!layout || gk_huf_by_groups(&t));
         if (!ok) break;
         c.bytes = (double)size + (layout ? sizeof(gk_huf_tables) + 2.0 * gk_huf_index_size(&t) : 0);
         if (!layout)
@@ -353,6 +418,11 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
                 uint64_t const left = t.nbUnits - u, together = gk_huf_units_together(&t);
                 ok = huf_warp(blob, &t, &tables, runs, cols, u, (unsigned)(left < together ? left : together), in, &c);
             }
+        if (ok && layout) {
+            memset(bulk, 0, sizeof(*bulk));
+            bulk->bytes = c.bytes + 2.0 * (double)n; /* and the bf16 written */
+            ok = huf_bulk(blob, &t, &tables, runs, in, bulk);
+        }
         if (!ok) {
             fprintf(stderr, "gpu_model: the replay of the Huffman decoding no longer follows gk_huffman_symbols\n");
             break;
@@ -370,31 +440,49 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
 
 int main(int argc, char** argv)
 {
-    /* sm_90 SASS of rows_kernel<LAYOUT, 1> at this revision */
-    model_instr in = { 53, 276, 321, 14, 17 };
+    /* sm_90 SASS of rows_kernel<LAYOUT, 1> and huffman_groups_kernel at this revision */
+    model_instr in = { 53, 276, 188, 321, 14, 17 };
+    model_count bulk[3];
     int a, s;
     for (a = 1; a + 1 < argc; a += 2) {
         double const v = atof(argv[a + 1]);
         if (!strcmp(argv[a], "--pair")) in.pair = v;
         else if (!strcmp(argv[a], "--huf-step")) in.hufStep = v;
+        else if (!strcmp(argv[a], "--huf-group")) in.hufGroup = v;
         else if (!strcmp(argv[a], "--fast-step")) in.fastStep = v;
         else if (!strcmp(argv[a], "--escape")) in.escape = v;
         else if (!strcmp(argv[a], "--escape-blob")) in.escapeBlob = v;
         else break;
     }
     if (a < argc) {
-        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--fast-step N] [--escape N] [--escape-blob N]\n");
+        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape N] "
+                        "[--escape-blob N]\n");
         return 2;
     }
-    printf("Model of the rows kernel at batch 1 on one H200 (%d SMs, %.2f GHz, %.1f TB/s): instructions a\n"
-           "Huffman pass %.0f, a Huffman step %.0f, a fast step %.0f + %.0f an escape pass (+ %.0f past the window).\n"
-           "Warp passes: of the Huffman decoding loop, or of the fast layout's escape loop. cuBLAS bf16 taken at\n"
-           "its bytes from HBM.\n\n",
-           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.fastStep, in.escape, in.escapeBlob);
-    printf("| rows x cols | layout | warp passes | warp steps | MB | HBM (us) | warp instructions (M) | issue (us) "
+    printf("A model on one H200 (%d SMs, %.2f GHz, %.1f TB/s), instructions from sm_90 SASS: a Huffman decoding\n"
+           "pass %.0f, a Huffman product step %.0f, a bulk-decoded Huffman group %.0f, a fast product step %.0f\n"
+           "+ %.0f an escape pass (+ %.0f past the window). A floor is the highest of HBM, issue and shared memory.\n\n",
+           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.hufGroup, in.fastStep, in.escape,
+           in.escapeBlob);
+    printf("Products at batch 1 (the rows kernel; warp passes: of the Huffman decoding loop, or of the fast layout's\n"
+           "escape loop; cuBLAS bf16 taken at its bytes from HBM):\n\n"
+           "| rows x cols | layout | warp passes | warp steps | MB | HBM (us) | warp instructions (M) | issue (us) "
            "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | vs cuBLAS |\n"
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (s = 0; s < 3; s++)
-        if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in)) return 1;
+        if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in, &bulk[s])) return 1;
+    printf("\nBulk decoding into bf16, entropy layout (huffman_groups_kernel; MB read and written):\n\n"
+           "| rows x cols | warp passes | group steps | MB | HBM (us) | warp instructions (M) | issue (us) "
+           "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | bf16 out (TB/s) |\n"
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    for (s = 0; s < 3; s++) {
+        double hbm, issue, smem;
+        double const floor = floors(&bulk[s], &hbm, &issue, &smem);
+        double const out = 2.0 * (double)(kShapes[s][0] * kShapes[s][1]);
+        printf("| %llux%llu | %llu | %llu | %.1f | %.2f | %.1f | %.2f | %.1f | %.2f | %.2f | %.2f |\n",
+               (unsigned long long)kShapes[s][0], (unsigned long long)kShapes[s][1],
+               (unsigned long long)bulk[s].passes, (unsigned long long)bulk[s].steps, bulk[s].bytes / 1e6, hbm,
+               bulk[s].warpInstr / 1e6, issue, bulk[s].wavefronts / 1e6, smem, floor, out / floor / 1e6);
+    }
     return 0;
 }
