@@ -166,6 +166,21 @@ TEST(gpu_kernels_joint_pairs_as_element_by_element)
     CHECK(bad == 0);
 }
 
+TEST(gpu_kernels_patch_slots_start_in_distinct_banks)
+{
+    /* a warp's 32 patch slots, side by side in shared memory: each of its
+     * 8 slot stores (and loads) must touch 32 different banks, or it takes
+     * as many passes as the busiest bank has threads (8 slots 8 words
+     * apart: 8 passes; bench/gpu_model counts a fast product's step) */
+    unsigned k, lane, worst = 0;
+    for (k = 0; k < 8; k++) {
+        unsigned perBank[32] = { 0 };
+        for (lane = 0; lane < 32; lane++) perBank[(GK_PATCH_SLOT_WORDS * lane + k) % 32]++;
+        for (lane = 0; lane < 32; lane++) worst = perBank[lane] > worst ? perBank[lane] : worst;
+    }
+    CHECK(GK_PATCH_SLOT_WORDS >= 8 && worst == 1);
+}
+
 TEST(gpu_kernels_emulated_decode_every_pattern)
 {
     /* every bf16 value (escapes everywhere, the plain split), and a
