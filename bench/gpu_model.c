@@ -5,7 +5,8 @@
  * kernel's products in both layouts, and the bulk decoding of the entropy
  * layout. Each warp is replayed lane by lane in lockstep with the kernels'
  * functions (tensor_kernels.h): its passes through the Huffman decoding
- * loop, its product steps and decoded groups, and the shared-memory
+ * loop (checked against gk_huffman_symbols: the same symbols, as many
+ * words stored), its product steps and decoded groups, and the shared-memory
  * wavefronts that each of its accesses takes (the distinct words its lanes
  * touch in the busiest bank; by quarter warps for 16-byte accesses). With
  * the instructions of a pass and of a step, read from the compiled kernels
@@ -153,7 +154,7 @@ static int huf_decode(const uint8_t* blob, const gk_tensor* t, const gk_huf_tabl
 {
     uint64_t const rpu = gk_huf_runs_per_unit(t);
     static huf_lane lane[32];
-    uint8_t kernel[GK_HUF_SLOT];
+    uint32_t kernel[2][GK_HUF_SLOT / 4]; /* aligned as the kernels' slots */
     uint64_t bit[32], count[32];
     int on[32], ok = 1;
     unsigned l, k;
@@ -201,17 +202,28 @@ static int huf_decode(const uint8_t* blob, const gk_tensor* t, const gk_huf_tabl
         }
         c->wavefronts += wavefronts(last, left, 4);
     }
+    /* the same symbols as the kernel's function, and as many words stored:
+     * its extent found over two fillings of its slot */
     for (l = 0; l < 32; l++) {
+        unsigned const stored = lane[l].o + (lane[l].fill ? 4 : 0);
+        unsigned extent = GK_HUF_SLOT;
         if (!on[l]) continue;
-        gk_huffman_symbols(blob, t, tables->multi, bit[l], 0, count[l], kernel, 0);
-        ok = ok && memcmp(kernel, lane[l].out, count[l]) == 0;
+        for (k = 0; k < 2; k++) {
+            memset(kernel[k], k ? 0x5A : 0xA5, GK_HUF_SLOT);
+            gk_huffman_symbols(blob, t, tables->multi, bit[l], 0, count[l], (uint8_t*)kernel[k], 0);
+        }
+        while (extent && ((uint8_t*)kernel[0])[extent - 1] == 0xA5 && ((uint8_t*)kernel[1])[extent - 1] == 0x5A)
+            extent--;
+        ok = ok && memcmp(kernel[0], lane[l].out, count[l]) == 0 && extent == stored;
     }
     return ok;
 }
 
 /* A warp of the rows kernel over units [u0, u0 + n): their runs decoded a
  * lane each, then their rows multiplied a step at a time (lane k takes
- * groups k, k + 32, ... of a row). */
+ * groups k, k + 32, ... of a row). The kernel's warp takes units a grid's
+ * warps apart rather than side by side: on weights drawn alike, the same
+ * counts. */
 static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                     uint64_t cols, uint64_t u0, unsigned n, const model_instr* in, model_count* c)
 {
@@ -270,7 +282,10 @@ static int huf_bulk(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
                 int active[32];
                 for (l = 0; l < 32; l++) {
                     unsigned const idx = 32 * w + l + BULK_THREADS * j, row = idx / (GK_HUF_RUN / 32);
-                    active[l] = r0 + row < nbRuns;
+                    uint64_t const run = r0 + row;
+                    uint64_t a = 0, b = 0;
+                    if (run < nbRuns) gk_huf_run_span(t, run / rpu, run % rpu, &a, &b);
+                    active[l] = 32 * (idx % (GK_HUF_RUN / 32)) < b - a; /* the kernel's test of its run's length */
                     length[l] = 4 * row;
                     start[l] = 4 * BULK_THREADS + 8 * row;
                     sym[0][l] = 8 * BULK_THREADS + row * GK_HUF_SLOT + 32 * (idx % (GK_HUF_RUN / 32));
@@ -328,25 +343,32 @@ static void fast_warp(const uint8_t* blob, const gk_tensor* t, uint64_t cols, ui
             c->steps++;
             c->warpInstr += in->fastStep + in->escape * most + in->escapeBlob * mostBlob;
             c->escapePasses += most;
-            c->wavefronts += wavefronts(addr, active, 4);
+            {
+                int all[32]; /* every lane stores its word of the window */
+                for (l = 0; l < 32; l++) all[l] = 1;
+                c->wavefronts += wavefronts(addr, all, 4);
+            }
             for (k = 0; k < 8; k++) { /* slot stores, then loads */
                 for (l = 0; l < 32; l++) addr[l] = slots + 4 * (GK_PATCH_SLOT_WORDS * l + k);
                 c->wavefronts += 2 * wavefronts(addr, patched, 4);
             }
-            for (k = 0; k < most; k++) { /* a window byte read, a slot byte written, a pass */
+            /* the escape loops' passes: in the window, a byte read from it
+             * and one written to the slot; past it, a slot byte written */
+            for (k = 0; k < most + mostBlob; k++) {
                 uint32_t from[32];
-                int go[32];
+                int go[32], fromWindow = k < most;
                 uint64_t mine = esc;
                 for (l = 0; l < 32; l++) {
+                    unsigned const e = fromWindow ? k : inWindow[l] + (k - most); /* the lane's escape */
                     uint32_t m = mask[l];
                     unsigned s;
-                    go[l] = k < inWindow[l];
-                    for (s = 0; s < k && m; s++) m &= m - 1;
+                    go[l] = fromWindow ? k < inWindow[l] : e < n[l];
+                    for (s = 0; s < e && m; s++) m &= m - 1;
                     from[l] = window + (uint32_t)(mine - first) + k;
                     addr[l] = slots + 4 * GK_PATCH_SLOT_WORDS * l + (m ? gk_nibble_element(gk_lowest(m)) : 0);
                     mine += n[l];
                 }
-                c->wavefronts += wavefronts(from, go, 1) + wavefronts(addr, go, 1);
+                c->wavefronts += (fromWindow ? wavefronts(from, go, 1) : 0) + wavefronts(addr, go, 1);
             }
             for (k = 0; k < 8; k++) c->wavefronts += wavefronts(xs[k], active, 16);
             esc += before;

@@ -640,9 +640,10 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         /* the next step's planes (where the lane has no group there, the row's
                          * first again: read, not used) before this step's are used */
                         gk_planes next;
-                        unsigned const ahead = i + 32 + lane;
+                        unsigned const nextGroup = i + 32 + lane;
                         if (i + 32 < groups)
-                            gk_huffman_planes_at(&t, rowPlanes + (ahead < groups ? groupPlanes * ahead : 0), &next);
+                            gk_huffman_planes_at(&t, rowPlanes + (nextGroup < groups ? groupPlanes * nextGroup : 0),
+                                                 &next);
                         if (active) {
                             uint32_t const o = (uint32_t)(r * span) + 32 * (i + lane); /* in the unit */
                             const uint4* const p = (const uint4*)(unit + (uint32_t)gk_huf_slot_offset(o));

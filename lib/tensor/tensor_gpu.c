@@ -364,7 +364,10 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const g
 {
     const uint8_t* const blob = (const uint8_t*)blobv;
     uint64_t const origin = u0 * t->unitSize;
-    uint8_t syms[GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK];
+    union { /* aligned as the kernels' slots */
+        uint8_t b[GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK];
+        uint32_t words[(GK_HUF_RUN + GK_HUF_SYMBOLS_SLACK + 3) / 4];
+    } syms;
     uint64_t u, k, i, a, b;
     unsigned j;
     if (!gk_huf_by_groups(t)) {
@@ -379,10 +382,10 @@ void glyd_tensorEmulateDecodeRuns(const void* blobv, const gk_tensor* t, const g
     for (u = u0; u < u1; u++)
         for (k = 0; k < gk_huf_runs_per_unit(t); k++) {
             uint64_t const bit = gk_huf_run_at(blob, t, runs, u, k, &a, &b);
-            gk_huffman_symbols(blob, t, tables->multi, bit, a, b, syms, a);
+            gk_huffman_symbols(blob, t, tables->multi, bit, a, b, syms.b, a);
             for (i = a; i < b; i += 32) {
                 uint32_t sym[8], pairs[16];
-                for (j = 0; j < 8; j++) sym[j] = gk_read32(syms + (i - a) + 4 * j);
+                for (j = 0; j < 8; j++) sym[j] = gk_read32(syms.b + (i - a) + 4 * j);
                 gk_huffman_pairs(blob, t, i / 32, sym, pairs);
                 for (j = 0; j < 16; j++) {
                     out[i - origin + 2 * j] = (uint16_t)pairs[j];

@@ -13,6 +13,7 @@
 
 #include <stdint.h>
 #ifndef __CUDACC__
+#  include <assert.h>
 #  include <math.h>
 #  include <string.h>
 #endif
@@ -628,6 +629,12 @@ GK_FN void gk_huffman_symbols(const uint8_t* blob, const gk_tensor* t, const uin
     unsigned pos = (unsigned)(8 * (byte - at) + (bit & 7)); /* under 32 between lookup pairs */
     uint8_t* o = out + (i0 - origin);
     int left = 8 * (int)(i1 - i0); /* bits of symbols still to decode */
+#ifndef __CUDACC__
+    /* what the device's word stores need, held on the CPU too, where
+     * bytes are stored one by one and would not show it; and a count that
+     * `left` holds */
+    assert(((uintptr_t)o & 3) == 0 && i1 - i0 < (1u << 27));
+#endif
     unsigned const shift = 32 - GK_HUF_MAX_BITS;
     uint32_t word = 0;
     unsigned fill = 0; /* bits of word that hold symbols: fewer than 32 */
@@ -684,6 +691,9 @@ GK_FN uint64_t gk_huf_runs_per_unit(const gk_tensor* t) { return (t->unitSize + 
  * 16-byte aligned (and give gk_huffman_symbols its slack). */
 #define GK_HUF_SLOT (GK_HUF_RUN + 16)
 typedef char gk_huf_slot_has_slack[GK_HUF_SLOT - GK_HUF_RUN >= GK_HUF_SYMBOLS_SLACK ? 1 : -1];
+/* and slots stay 16-byte aligned: gk_huffman_symbols stores whole words,
+ * and the products read a group's symbols in 16-byte loads */
+typedef char gk_huf_slot_is_aligned[GK_HUF_SLOT % 16 == 0 ? 1 : -1];
 
 GK_FN uint64_t gk_huf_unit_bytes(const gk_tensor* t) { return gk_huf_runs_per_unit(t) * GK_HUF_SLOT; }
 
