@@ -14,16 +14,16 @@ cd "$(dirname "$0")/../.."
 kit=${1:?usage: tests/gpu/kit.sh DIR}
 SHARED=${SHARED:-../shared}
 
-make -j"$(nproc)" all build/unit_tests build/synth_model >/dev/null
+make -j"$(nproc)" all build/unit_tests build/synth_model build/gpu_model >/dev/null
 make -j"$(nproc)" cuda >/dev/null
 rm -rf "$kit"
 mkdir -p "$kit/cuda" "$kit/lib" "$kit/shared/corpus"
-cp build/glyd build/unit_tests build/synth_model build/gpu_engine "$kit/"
+cp build/glyd build/unit_tests build/synth_model build/gpu_engine build/gpu_model "$kit/"
 cp build/cuda/gpu_check build/cuda/libglyd_cuda.so "$kit/cuda/"
 mkdir -p "$kit/shared/fixtures"
 cp -r "$SHARED/fixtures/stories260K" "$kit/shared/fixtures/"
 # every library the programs load but glibc's and CUDA's
-for bin in "$kit"/glyd "$kit"/unit_tests "$kit"/synth_model "$kit"/gpu_engine "$kit"/cuda/*; do
+for bin in "$kit"/glyd "$kit"/unit_tests "$kit"/synth_model "$kit"/gpu_engine "$kit"/gpu_model "$kit"/cuda/*; do
     ldd "$bin" | awk '/=> \// { print $1, $3 }'
 done | sort -u | while read -r name path; do
     case "$name" in

@@ -15,7 +15,10 @@
 #                         and the entropy layout) against plain bf16 weights,
 #                         all on the GPU;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
-#                         leaves it out).
+#                         leaves it out);
+#   build/gpu_model       the same products and bulk decoding modelled on
+#                         the CPU (bench/gpu_model.c), to set beside what
+#                         gpu_check measured.
 # The report goes to $OUT/gpu_check.md when OUT is set, and to standard
 # output. GPU_BENCH_LAYERS=N shortens the synthetic model (default: all 32).
 #
@@ -47,7 +50,7 @@ if [ -n "$kit" ]; then
 else
     SHARED=${SHARED:-../shared}
     bin=build
-    make -j"$(nproc)" all build/unit_tests build/synth_model >/dev/null
+    make -j"$(nproc)" all build/unit_tests build/synth_model build/gpu_model >/dev/null
     make -j"$(nproc)" cuda >/dev/null
 fi
 gpu_check=$bin/cuda/gpu_check
@@ -106,6 +109,9 @@ t_steps=$SECONDS
             "$bin/gpu_engine" check "$SHARED/fixtures" >"$report.memcheck" 2>&1
         tail -n 25 "$report.memcheck"
     fi
+    echo "## The same kernels modelled on the CPU (bench/gpu_model.c), beside gpu_check's measures"
+    echo
+    run 60 "model (CPU)" "$bin/gpu_model"
     echo
     echo "## Time, of the run's $((deadline - start)) s (builds before the steps: $((t_steps - start)) s)"
     echo
