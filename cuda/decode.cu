@@ -593,6 +593,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                 unsigned const groupPlanes = (unsigned)gk_huf_group_planes(&t);
                 if (LAYOUT == GK_LAYOUT_HUFFMAN)
                     gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
+                constexpr int stepsUnrolled = LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 1; /* see the planes below */
+#pragma unroll stepsUnrolled
                 for (unsigned i = 0; i < groups; i += 32) {
                     uint64_t const q = q0 + i + lane;
                     bool const active = i + lane < groups;
@@ -637,13 +639,15 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                             }
                         }
                     } else {
-                        /* the next step's planes (where the lane has no group there, the row's
-                         * first again: read, not used) before this step's are used */
+                        /* the next step's planes before this step's are used (where the lane
+                         * has no group there, and after the row's last step, the row's first
+                         * again: read, not used, so that the copy into planes needs no test,
+                         * and two steps unrolled keep the two sets in registers rather than
+                         * copying one into the other: 276 instructions a step became 255) */
                         gk_planes next;
                         unsigned const nextGroup = i + 32 + lane;
-                        if (i + 32 < groups)
-                            gk_huffman_planes_at(&t, rowPlanes + (nextGroup < groups ? groupPlanes * nextGroup : 0),
-                                                 &next);
+                        gk_huffman_planes_at(&t, rowPlanes + (nextGroup < groups ? groupPlanes * nextGroup : 0),
+                                             &next);
                         if (active) {
                             uint32_t const o = (uint32_t)(r * span) + 32 * (i + lane); /* in the unit */
                             const uint4* const p = (const uint4*)(unit + (uint32_t)gk_huf_slot_offset(o));
@@ -651,7 +655,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                             uint32_t const sym[8] = { a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w };
                             gk_huffman_join(&t, &planes, sym, pairs);
                         }
-                        if (i + 32 < groups) planes = next;
+                        planes = next;
                     }
                     if (active) {
                         unsigned const c = 32 * (i + lane); /* the group's first column in the part */
