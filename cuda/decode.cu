@@ -372,8 +372,9 @@ __global__ void fast_gemv_kernel(const uint8_t* __restrict__ blob, gk_tensor t, 
                 uint64_t const i = 32 * q + lane;
                 float const w = __uint_as_float(!HUFFMAN ? gk_lane(blob, &t, q, lane, ia, ib, esc, nbEsc)
                                                 : i >= ia && i < ib ? (uint32_t)unit[i - g.a] << 16 : 0u);
+                /* fmaf, as the emulation: not left to the compiler's contraction of a * b + c */
                 if (i >= ia && i < ib)
-                    for (unsigned v = 0; v < batch; v++) acc[v] += w * x[v * cols + (i - col0)];
+                    for (unsigned v = 0; v < batch; v++) acc[v] = fmaf(w, x[v * cols + (i - col0)], acc[v]);
                 if (!HUFFMAN) esc += gk_popc(gk_escapes(blob, &t, q, ia, ib)); /* the same in every lane */
             }
             for (unsigned v = 0; v < batch; v++) {
