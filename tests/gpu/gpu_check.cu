@@ -1,7 +1,7 @@
 /*
  * gpu_check.cu: the GPU kernels on a real device, against the CPU.
  *
- *   build/cuda/gpu_check FIXTURES_DIR [--quick]
+ *   build/cuda/gpu_check FIXTURES_DIR [--quick | --small]
  *
  *   1. every bf16 matrix of the stories260K fixture, in the fast and the
  *      Huffman layouts, the fast layout's codes as coded (bit planes) and
@@ -22,6 +22,11 @@
  *      pass L2, taken in turn); and the bytes each reads a product, and
  *      at what rate (near HBM's, a product waits on memory; far under, on
  *      its own instructions or their latency).
+ * --quick takes a sixteenth of section 2's rows. --small is the check the
+ * kernels get on the CPU (tests/cudacpu, build/cudacpu/gpu_check): section
+ * 1, and section 2 on its first three shapes at a 64th of their rows, for
+ * the bits alone (no throughput, no section 3: no times mean anything
+ * there).
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>
@@ -177,7 +182,7 @@ static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
 int main(int argc, char** argv)
 {
     const char* const fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
-    int const quick = argc > 2 && !strcmp(argv[2], "--quick");
+    int const quick = argc > 2 && !strcmp(argv[2], "--quick"), small = argc > 2 && !strcmp(argv[2], "--small");
     cudaDeviceProp prop;
     CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("# GPU checks: %s\n\n", prop.name);
@@ -216,21 +221,21 @@ int main(int argc, char** argv)
         }
     }
 
-    /* 2. 1 GiB of synthetic matrices */
+    /* 2. 1 GiB of synthetic matrices (--small: 4 MiB) */
     {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 14336, 4096 }, { 4096, 14336 }, { 128256, 4096 } };
         double bytes = 0, fastSec = 0, hufSec = 0;
         int ok = 1;
         size_t total = 0;
-        for (unsigned s = 0; s < 4 && total < ((size_t)1 << 29); s++) {
-            uint64_t const rows = quick ? kShapes[s][0] / 16 : kShapes[s][0], cols = kShapes[s][1];
+        for (unsigned s = 0; s < (small ? 3u : 4u) && total < ((size_t)1 << 29); s++) {
+            uint64_t const rows = kShapes[s][0] / (small ? 64 : quick ? 16 : 1), cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols);
             std::vector<uint16_t> w(n);
             glyd_synthWeights(w.data(), n, 77 + s);
             for (glyd_tensorLayout l : { glyd_tensor_fast, glyd_tensor_entropy }) {
                 double gbps = 0;
                 std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, l);
-                if (!decode_matches(blob, w.data(), n, l == glyd_tensor_fast, &gbps)) ok = 0;
+                if (!decode_matches(blob, w.data(), n, l == glyd_tensor_fast, small ? NULL : &gbps)) ok = 0;
                 if (l == glyd_tensor_fast && !decode_matches(blob, w.data(), n, 0, NULL)) ok = 0;
                 if (s < 3) /* the products' three shapes: rows of 4096, long rows cut in parts */
                     for (unsigned b = 1; b <= 8; b *= 8)
@@ -239,18 +244,17 @@ int main(int argc, char** argv)
                               (unsigned long long)cols, (int)l, b);
                 if (l == glyd_tensor_fast) fastSec += n * 2 / (gbps * 1e9);
                 else hufSec += n * 2 / (gbps * 1e9);
-                if (l == glyd_tensor_fast)
-                    printf("- %llux%llu: fast layout %.3f of bf16, decoded at %.0f GB/s\n", (unsigned long long)rows,
-                           (unsigned long long)cols, (double)blob.size() / (n * 2.0), gbps);
-                else
-                    printf("- %llux%llu: Huffman layout %.3f of bf16, decoded at %.0f GB/s\n", (unsigned long long)rows,
-                           (unsigned long long)cols, (double)blob.size() / (n * 2.0), gbps);
+                printf("- %llux%llu: %s layout %.3f of bf16", (unsigned long long)rows, (unsigned long long)cols,
+                       l == glyd_tensor_fast ? "fast" : "Huffman", (double)blob.size() / (n * 2.0));
+                if (small) printf("\n");
+                else printf(", decoded at %.0f GB/s\n", gbps);
             }
             bytes += n * 2;
             total += n;
         }
         CHECK(ok, "synthetic set: a decode differs");
-        printf("\n| bulk decode | bf16 GB/s |\n| --- | ---: |\n| fast layout | %.0f |\n| Huffman layout | %.0f |\n\n",
+        if (!small)
+            printf("\n| bulk decode | bf16 GB/s |\n| --- | ---: |\n| fast layout | %.0f |\n| Huffman layout | %.0f |\n\n",
                bytes / fastSec / 1e9, bytes / hufSec / 1e9);
     }
 
@@ -260,7 +264,7 @@ int main(int argc, char** argv)
      * H200's 50 MiB), which measures neither product as it runs. So each
      * form is held in enough copies to pass three times L2, and the
      * repetitions go round them. */
-    {
+    if (!small) {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
         static const size_t kMostCopies = 16;
         cublasHandle_t h;
