@@ -46,7 +46,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 .PHONY: all lib deps test asan valgrind fuzz bench bench-tensor gpu-model tools demo install uninstall clean \
-        portable cuda
+        portable cuda cuda-cpu
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
 
@@ -213,6 +213,53 @@ $(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(BUIL
 # which the engine looks for cuda/libglyd_cuda.so).
 $(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+
+# The same CUDA sources run on the CPU (tests/cudacpu/cudacpu.h): kernels,
+# launchers and the engine's device, with ASan and UBSan, checked against
+# the CPU decoder and engine by tests/gpu's own programs, where no GPU is at
+# hand (a few minutes). gpu_engine finds the library beside it, in cuda/.
+CPU_CUDA       := $(BUILD)/cudacpu
+CPU_CUDA_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+CPU_CUDA_FLAGS := -std=c++17 -O1 -g -fPIC -fno-strict-aliasing -Wall -Wextra -Werror -Wno-unknown-pragmas \
+                  -Wno-unused-variable $(CPU_CUDA_SAN) -Itests/cudacpu/include -Iinclude -Icuda -include cuda_runtime.h
+CPU_CUDA_DEPS  := tests/cudacpu/cudacpu.h $(wildcard tests/cudacpu/include/*.h tests/cudacpu/include/cub/*/*.cuh) \
+                  lib/tensor/tensor_kernels.h lib/infer/infer_kernels.h cuda/glyd_cuda.h include/glyd.h
+CPU_CUDA_OBJ   := $(addprefix $(CPU_CUDA)/,decode.o engine.o host.o device.o cudacpu.o)
+cuda-cpu: all
+	$(Q)./tools/deps.sh cudacpu
+	$(Q)$(MAKE) --no-print-directory $(CPU_CUDA)/selftest $(CPU_CUDA)/cuda/libglyd_cuda.so $(CPU_CUDA)/gpu_engine \
+	    $(CPU_CUDA)/gpu_check
+	$(Q)$(CPU_CUDA)/selftest
+	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --small
+	$(Q)$(CPU_CUDA)/gpu_engine check ../shared/fixtures
+.SECONDARY: $(CPU_CUDA)/decode.cpp $(CPU_CUDA)/engine.cpp $(CPU_CUDA)/selftest.cpp
+$(CPU_CUDA)/%.cpp: cuda/%.cu tests/cudacpu/kernels.sed
+	@mkdir -p $(@D)
+	$(Q){ echo '#line 1 "$<"'; sed -E -f tests/cudacpu/kernels.sed $<; } > $@
+$(CPU_CUDA)/%.o: $(CPU_CUDA)/%.cpp $(CPU_CUDA_DEPS)
+	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -c $< -o $@
+$(CPU_CUDA)/selftest.cpp: tests/cudacpu/selftest.cu tests/cudacpu/kernels.sed
+	@mkdir -p $(@D)
+	$(Q){ echo '#line 1 "$<"'; sed -E -f tests/cudacpu/kernels.sed $<; } > $@
+$(CPU_CUDA)/selftest: $(CPU_CUDA)/selftest.o $(CPU_CUDA)/cudacpu.o
+	$(Q)$(CXX) $(CPU_CUDA_SAN) $^ -o $@
+$(CPU_CUDA)/cudacpu.o: tests/cudacpu/cudacpu.cpp $(CPU_CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -c $< -o $@
+$(CPU_CUDA)/host.o: cuda/host.c lib/tensor/tensor.h lib/tensor/tensor_kernels.h
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALLFLAGS) $(CPU_CUDA_SAN) -c $< -o $@
+$(CPU_CUDA)/device.o: cuda/device.c lib/infer/infer.h lib/infer/infer_kernels.h $(CPU_CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(ALLFLAGS) $(CPU_CUDA_SAN) -Itests/cudacpu/include -c $< -o $@
+$(CPU_CUDA)/cuda/libglyd_cuda.so: $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a
+	@mkdir -p $(@D)
+	$(Q)$(CXX) -shared $(CPU_CUDA_SAN) $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a -Wl,--exclude-libs,ALL $(LDLIBS) -o $@
+$(CPU_CUDA)/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a
+	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -x c++ $< -x none $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
+	@mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
 
 # The rows kernel's products modelled on the CPU (bench/gpu_model.c): the
 # GPU benchmark's matrices, their warps replayed for instructions and

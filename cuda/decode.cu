@@ -493,6 +493,16 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
     return a;
 }
 
+/* Asks L2 for the 128-byte line of p. */
+__device__ __forceinline__ void prefetch_l2(const void* p)
+{
+#ifndef GLYD_CUDACPU
+    asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
+#else
+    (void)*(const volatile uint8_t*)p; /* the kernels on the CPU (tests/cudacpu): the address checked by a read */
+#endif
+}
+
 /* Unit u's planes (Huffman) asked of L2, a 128-byte line a lane at a time
  * (lines from the blob's start, which device allocations align: a hint,
  * but kept to the blob). */
@@ -502,7 +512,7 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
     uint64_t const a = t.planes + gk_huf_group_planes(&t) * (u * t.unitSize / 32);
     uint64_t const b = t.planes + gk_huf_group_planes(&t) * ((gk_unit_end(&t, u) + 31) / 32);
     for (uint64_t o = (a & ~(uint64_t)127) + 128 * lane; o < b; o += 128 * 32)
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(blob + o)));
+        prefetch_l2(blob + o);
 }
 
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the

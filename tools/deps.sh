@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tools/deps.sh: installs the Debian packages a task needs, when missing.
 #
-#   tools/deps.sh build|test|bench|fuzz|valgrind|demo|all
+#   tools/deps.sh build|test|bench|fuzz|valgrind|demo|cudacpu|all
 #
 # As root it runs apt-get itself; otherwise it uses sudo when that works
 # without a password, and else prints the command to run and fails.
@@ -13,6 +13,7 @@ bench=("${build[@]}" libzstd-dev liblz4-dev libsnappy-dev libbrotli-dev liblzma-
 fuzz=("${build[@]}" clang libclang-rt-14-dev)
 valgrind=("${build[@]}" valgrind)
 demo=("${build[@]}" zstd)
+cudacpu=("${build[@]}" g++)
 
 case "${1:-build}" in
     build) want=("${build[@]}") ;;
@@ -21,8 +22,9 @@ case "${1:-build}" in
     fuzz) want=("${fuzz[@]}") ;;
     valgrind) want=("${valgrind[@]}") ;;
     demo) want=("${demo[@]}") ;;
-    all) want=("${test[@]}" "${bench[@]}" "${fuzz[@]}" "${valgrind[@]}") ;;
-    *) echo "usage: tools/deps.sh build|test|bench|fuzz|valgrind|demo|all" >&2; exit 2 ;;
+    cudacpu) want=("${cudacpu[@]}") ;;
+    all) want=("${test[@]}" "${bench[@]}" "${fuzz[@]}" "${valgrind[@]}" "${cudacpu[@]}") ;;
+    *) echo "usage: tools/deps.sh build|test|bench|fuzz|valgrind|demo|cudacpu|all" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -816,7 +816,7 @@ GK_FN uint32_t gk_prmt(uint32_t a, uint32_t b, uint32_t s)
  * the compiler does not always find by itself. */
 GK_FN uint32_t gk_select(uint32_t m, uint32_t a, uint32_t b)
 {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) && !defined(GLYD_CUDACPU) /* cudacpu: device code on the CPU, no PTX */
     uint32_t r;
     asm("lop3.b32 %0, %1, %2, %3, 0xE4;" : "=r"(r) : "r"(a), "r"(b), "r"(m));
     return r;
