@@ -127,9 +127,12 @@ portable:
 
 # libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
 # frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
+# fuzz_cuda runs the CUDA kernels themselves, on the CPU (tests/cudacpu).
 FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer
 fuzz: all
 	$(Q)./tools/deps.sh fuzz
+	$(Q)./tools/deps.sh cudacpu
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_cuda
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
@@ -143,9 +146,10 @@ fuzz: all
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
-	$(Q)for t in $(FUZZ_TARGETS); do \
+	$(Q)for t in $(FUZZ_TARGETS) cuda; do \
 	    seeds=$(BUILD)/fuzz/seeds; \
 	    if [ -d $(BUILD)/fuzz/seeds-$$t ]; then seeds=$(BUILD)/fuzz/seeds-$$t; fi; \
+	    if [ $$t = cuda ]; then seeds=$(BUILD)/fuzz/seeds-tensor; fi; \
 	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
 	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
 	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=0 \
@@ -260,6 +264,27 @@ $(CPU_CUDA)/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(CPU_CU
 $(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+
+# fuzz_cuda: the library and host.c in C, the kernels (cuda/decode.cu made
+# C++ as for make cuda-cpu) and cudacpu in C++, all instrumented
+FUZZ_CUDA      := $(BUILD)/fuzz/cuda
+FUZZ_SAN       := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
+FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) cuda/host.o)
+FUZZ_CUDA_CXX  := $(addprefix $(FUZZ_CUDA)/,decode.o cudacpu.o fuzz_cuda.o)
+$(FUZZ_CUDA)/%.o: %.c
+	@mkdir -p $(@D)
+	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) $(FUZZ_SAN) -c $< -o $@
+$(FUZZ_CUDA)/decode.o: $(CPU_CUDA)/decode.cpp $(CPU_CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+$(FUZZ_CUDA)/cudacpu.o: tests/cudacpu/cudacpu.cpp $(CPU_CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+$(FUZZ_CUDA)/fuzz_cuda.o: tests/fuzz/fuzz_cuda.cc $(CPU_CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+$(BUILD)/fuzz/fuzz_cuda: $(FUZZ_CUDA_C) $(FUZZ_CUDA_CXX)
+	$(Q)clang++ -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
 
 # The rows kernel's products modelled on the CPU (bench/gpu_model.c): the
 # GPU benchmark's matrices, their warps replayed for instructions and

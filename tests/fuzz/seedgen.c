@@ -1,4 +1,4 @@
-/* seedgen.c: seed inputs for fuzz_tensor (blobs of every layout and dtype)
+/* seedgen.c: seed inputs for fuzz_tensor and fuzz_cuda (blobs of every layout and dtype)
  * and fuzz_pack (a small packed model, in the harness's input form).
  *   seedgen TENSOR_DIR PACK_DIR */
 #include <stdio.h>
@@ -38,6 +38,14 @@ int main(int argc, char** argv)
             snprintf(name, sizeof name, "tensor-d%u-l%u", d, l);
             put(argv[1], name, blob, c);
         }
+    }
+    for (l = 1; l < 3; l++) {
+        /* bf16 in rows of whole 32-element groups: the GPU's rows kernel */
+        char name[64];
+        size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 2816, GLYD_DTYPE_BF16, 256, (glyd_tensorLayout)l, 1);
+        if (glyd_isError(c)) { fprintf(stderr, "seedgen: %s\n", glyd_getErrorName(c)); return 1; }
+        snprintf(name, sizeof name, "tensor-rows256-l%u", l);
+        put(argv[1], name, blob, c);
     }
     {
         /* a model folder of two tensors and a config, packed, in the fuzz
