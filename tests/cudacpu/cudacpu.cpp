@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "include/cublas_v2.h"
@@ -100,6 +101,9 @@ Block g_block;
 bool g_running;
 cudaError_t g_lastError = cudaSuccess;
 std::map<const void*, size_t> g_sharedLimit; /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+uint64_t g_blockSerial;                         /* the running block's, counting every launch's */
+std::unordered_map<void*, uint64_t> g_poisoned; /* a static shared variable: the block that last filled it */
+constexpr int kPoison = 0xFF;
 
 unsigned sms(void)
 {
@@ -305,6 +309,14 @@ uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src)
 
 void* cudacpu_dynamicShared(void) { return g_block.shared; }
 
+void cudacpu_poison(void* p, size_t size)
+{
+    uint64_t& filled = g_poisoned[p];
+    if (filled == g_blockSerial) return;
+    memset(p, kPoison, size);
+    filled = g_blockSerial;
+}
+
 void cudacpu::run(const void* kernel, dim3 grid, dim3 block, size_t smem, const std::function<void()>& body)
 {
     Block& b = g_block;
@@ -342,7 +354,8 @@ void cudacpu::run(const void* kernel, dim3 grid, dim3 block, size_t smem, const 
                 /* exactly the launch's bytes, so that a sanitizer sees a read past them */
                 b.shared = smem ? malloc(smem) : nullptr;
                 if (smem && !b.shared) cudacpu_fail("no memory for a block's shared memory");
-                if (smem) memset(b.shared, 0xA5, smem);
+                if (smem) memset(b.shared, kPoison, smem);
+                g_blockSerial++;
                 run_block((unsigned)id);
                 free(b.shared);
                 b.shared = nullptr;

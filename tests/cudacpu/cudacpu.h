@@ -15,11 +15,13 @@
  * a GPU.
  *
  * Device code is compiled as on the device (__CUDA_ARCH__ 900, so that
- * the device-only paths of the kernels' headers are the ones run); shared
- * variables are static, the blocks running one at a time (so one read
- * before it is written finds the last block's value, unnoticed); dynamic
- * shared memory is a block's own allocation of exactly the launch's bytes,
- * filled with 0xA5 so that a read before a write shows. Streams run in
+ * the device-only paths of the kernels' headers are the ones run). Shared
+ * memory is filled with 0xFF bytes at each block's start (a NaN as a float,
+ * all ones as an integer), so that a read before a write shows: static
+ * variables (the blocks run one at a time) by the call that kernels.sed
+ * puts after their declaration, dynamic shared memory as the block's own
+ * allocation of exactly the launch's bytes, where ASan sees a read past
+ * them. Streams run in
  * order, each call done when it returns; floating point is the CPU's
  * (a * b + c rounded twice, where nvcc would fuse it: fmaf where a
  * result must be the same on both).
@@ -83,6 +85,10 @@ void cudacpu_syncwarp(unsigned mask);
 /* the 64 bits `v` that the lane gives, the bits lane `src` gave */
 uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src);
 void* cudacpu_dynamicShared(void);
+/* fills a static shared variable with cudacpu_poison bytes, the first time
+ * a thread of the running block passes its declaration */
+void cudacpu_poison(void* p, size_t size);
+template <class... T> inline void cudacpu_poisonShared(T&... v) { (cudacpu_poison(&v, sizeof v), ...); }
 
 inline void __syncthreads(void) { cudacpu_syncthreads(); }
 inline void __syncwarp(unsigned mask = 0xFFFFFFFFu) { cudacpu_syncwarp(mask); }

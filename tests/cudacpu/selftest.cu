@@ -68,6 +68,15 @@ __global__ void unwritten(unsigned* out)
     out[threadIdx.x] = words[threadIdx.x];
 }
 
+/* a static shared variable read, then written (a fault the fill shows) */
+__global__ void unwritten_static(float* out)
+{
+    __shared__ float partial[32];
+    out[blockIdx.x * 32 + threadIdx.x] = partial[threadIdx.x];
+    __syncthreads();
+    partial[threadIdx.x] = 1.0f;
+}
+
 __global__ void nothing(void) {}
 
 /* lane 0 at the block's barrier, the warp's other lanes at the warp's */
@@ -168,13 +177,23 @@ int main(void)
         cudaMalloc((void**)&d, h.size() * sizeof(unsigned));
         racy<<<2, 64, 64 * sizeof(unsigned)>>>(d);
         cudaMemcpy(h.data(), d, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost);
-        check(h[0] == 0xA5A5A5A5u && h[64] == 1, "a race on shared memory gives different results in even and odd blocks");
+        check(h[0] == 0xFFFFFFFFu && h[64] == 1, "a race on shared memory gives different results in even and odd blocks");
         unwritten<<<1, 32, 32 * sizeof(unsigned)>>>(d);
         cudaMemcpy(h.data(), d, 32 * sizeof(unsigned), cudaMemcpyDeviceToHost);
         bool filled = true;
-        for (int t = 0; t < 32; t++) filled &= h[t] == 0xA5A5A5A5u;
-        check(filled, "dynamic shared memory holds 0xA5 bytes until written");
+        for (int t = 0; t < 32; t++) filled &= h[t] == 0xFFFFFFFFu;
+        check(filled, "dynamic shared memory holds 0xFF bytes until written");
         cudaFree(d);
+        /* two blocks: the second finds the static variable filled again, not the first's values */
+        float* f;
+        cudaMalloc((void**)&f, 2 * 32 * sizeof(float));
+        unwritten_static<<<2, 32>>>(f);
+        std::vector<float> g(64);
+        cudaMemcpy(g.data(), f, g.size() * sizeof(float), cudaMemcpyDeviceToHost);
+        bool nan = true;
+        for (int t = 0; t < 64; t++) nan &= isnan(g[t]);
+        check(nan, "a static shared variable read before it is written: a NaN, in every block");
+        cudaFree(f);
     }
     {
         cudaGetLastError();
