@@ -9,7 +9,8 @@
  *      glyd_cudaDecode gives the tensor back bit for bit; glyd_cudaGemv
  *      gives the bits of the CPU emulation of its kernel
  *      (glyd_tensorEmulateGemv, glyd_tensorEmulateGemvHuffman), batch 1
- *      to 8, both layouts;
+ *      to 8, both layouts; and a Huffman matrix whose units are too long
+ *      for the run index, decoded bit for bit;
  *   2. a synthetic 1 GiB set of bf16 matrices (exponents as trained
  *      weights have them): decoded bit for bit, and the bulk decode's
  *      throughput in bf16 bytes written per second (fast layout: nibbles);
@@ -219,6 +220,16 @@ int main(int argc, char** argv)
             }
             printf("- stories260K: %d decodes and %d products checked\n", decodes, products);
         }
+    }
+    {
+        /* rows of a prime length (32771) are units whole, their streams
+         * too long for the run index: the Huffman decode a thread a unit */
+        size_t const cols = 32771, n = 2 * cols;
+        std::vector<uint16_t> w(n);
+        glyd_synthWeights(w.data(), n, 11);
+        std::vector<uint8_t> const blob = compress(w.data(), n, cols, glyd_tensor_entropy);
+        CHECK(decode_matches(blob, w.data(), n, 0, NULL), "decode, Huffman units of %zu, no run index", cols);
+        printf("- 2x%zu: Huffman units of whole rows, without a run index, decoded\n", cols);
     }
 
     /* 2. 1 GiB of synthetic matrices (--small: 4 MiB) */
