@@ -234,7 +234,9 @@ cuda-cpu: all
 	$(Q)$(MAKE) --no-print-directory $(CPU_CUDA)/selftest $(CPU_CUDA)/cuda/libglyd_cuda.so $(CPU_CUDA)/gpu_engine \
 	    $(CPU_CUDA)/gpu_check
 	$(Q)$(CPU_CUDA)/selftest
+	$(Q)CUDACPU_ORDER=swapped $(CPU_CUDA)/selftest
 	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --small
+	$(Q)CUDACPU_ORDER=swapped $(CPU_CUDA)/gpu_check ../shared/fixtures --small
 	$(Q)$(CPU_CUDA)/gpu_engine check ../shared/fixtures
 .SECONDARY: $(CPU_CUDA)/decode.cpp $(CPU_CUDA)/engine.cpp $(CPU_CUDA)/selftest.cpp
 $(CPU_CUDA)/%.cpp: cuda/%.cu tests/cudacpu/kernels.sed

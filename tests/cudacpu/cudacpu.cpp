@@ -105,6 +105,17 @@ uint64_t g_blockSerial;                         /* the running block's, counting
 std::unordered_map<void*, uint64_t> g_poisoned; /* a static shared variable: the block that last filled it */
 constexpr int kPoison = 0xFF;
 
+/* CUDACPU_ORDER=swapped: even blocks run their threads in reverse, odd
+ * ones in order; so that a second run gives every block the other order */
+bool swapped(void)
+{
+    static int const s = [] {
+        const char* const e = getenv("CUDACPU_ORDER");
+        return e && !strcmp(e, "swapped");
+    }();
+    return s;
+}
+
 unsigned sms(void)
 {
     const char* const e = getenv("CUDACPU_SMS");
@@ -229,7 +240,7 @@ void run_block(unsigned id)
     Block& b = g_block;
     b.live = b.threads;
     b.atBlock = 0;
-    b.reverse = id & 1;
+    b.reverse = (id & 1) != swapped();
     for (unsigned w = 0; w < (b.threads + 31) / 32; w++) {
         b.warpLive[w] = b.threads - 32 * w < 32 ? b.threads - 32 * w : 32;
         b.atWarp[w] = 0;

@@ -7,12 +7,13 @@
  * (__syncthreads, __syncwarp, a shuffle) or returns, in thread order on
  * even blocks and in reverse order on odd ones, so that a result that
  * depends on which thread of a block writes or reads shared memory first
- * differs between the two. What real hardware would leave undefined is
- * reported, and the program stops: threads of a block waiting at
- * different barriers for ever, a shuffle from a lane that has returned;
- * so is what cudacpu does not model, a shuffle or __syncwarp under a
- * partial mask. A launch that breaks CUDA's limits is a CUDA error, as on
- * a GPU.
+ * differs between the two (CUDACPU_ORDER=swapped swaps them: a second run
+ * gives every block the other order). What real hardware would leave
+ * undefined is reported, and the program stops: threads of a block
+ * waiting at different barriers for ever, a shuffle from a lane that has
+ * returned; so is what cudacpu does not model, a shuffle or __syncwarp
+ * under a partial mask. A launch that breaks CUDA's limits is a CUDA
+ * error, as on a GPU.
  *
  * Device code is compiled as on the device (__CUDA_ARCH__ 900, so that
  * the device-only paths of the kernels' headers are the ones run). Shared
