@@ -16,9 +16,17 @@
 
 #include "include/cublas_v2.h"
 
+/* ASan, as g++ (__SANITIZE_ADDRESS__) and clang++ (__has_feature) say it */
 #if defined(__SANITIZE_ADDRESS__)
-#include <sanitizer/common_interface_defs.h>
 #define CUDACPU_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CUDACPU_ASAN 1
+#endif
+#endif
+#ifdef CUDACPU_ASAN
+#include <pthread.h>
+#include <sanitizer/common_interface_defs.h>
 #endif
 
 uint3 threadIdx, blockIdx;
@@ -92,7 +100,7 @@ struct Block {
     void* shared = nullptr;
 #ifdef CUDACPU_ASAN
     void* schedulerFakeStack = nullptr;
-    const void* schedulerBottom = nullptr; /* the launching stack, for ASan's fiber switches */
+    void* schedulerBottom = nullptr; /* the launching thread's stack, for ASan's fiber switches */
     size_t schedulerSize = 0;
 #endif
 };
@@ -252,7 +260,7 @@ void run_block(unsigned id)
 #ifdef CUDACPU_ASAN
     __sanitizer_start_switch_fiber(&b.schedulerFakeStack, b.fibers[first].stack, kStack);
     cudacpu_switch(&b.scheduler, b.fibers[first].sp);
-    __sanitizer_finish_switch_fiber(b.schedulerFakeStack, &b.schedulerBottom, &b.schedulerSize);
+    __sanitizer_finish_switch_fiber(b.schedulerFakeStack, nullptr, nullptr);
 #else
     cudacpu_switch(&b.scheduler, b.fibers[first].sp);
 #endif
@@ -354,6 +362,15 @@ void cudacpu::run(const void* kernel, dim3 grid, dim3 block, size_t smem, const 
     }
     b.threads = (unsigned)threads;
     b.body = &body;
+#ifdef CUDACPU_ASAN
+    if (!b.schedulerBottom) {
+        /* ASan is told each stack a switch goes to: the fibers' and this one */
+        pthread_attr_t a;
+        if (pthread_getattr_np(pthread_self(), &a) || pthread_attr_getstack(&a, &b.schedulerBottom, &b.schedulerSize))
+            cudacpu_fail("cannot find the launching thread's stack");
+        pthread_attr_destroy(&a);
+    }
+#endif
     gridDim = grid;
     blockDim = block;
     g_running = true;

@@ -22,10 +22,10 @@
  * variables (the blocks run one at a time) by the call that kernels.sed
  * puts after their declaration, dynamic shared memory as the block's own
  * allocation of exactly the launch's bytes, where ASan sees a read past
- * them. Streams run in
- * order, each call done when it returns; floating point is the CPU's
- * (a * b + c rounded twice, where nvcc would fuse it: fmaf where a
- * result must be the same on both).
+ * them. Streams run in order, each call done when it returns; launches
+ * come from one CPU thread at a time. Floating point is the CPU's: a * b
+ * + c is rounded twice where nvcc would fuse it, so fmaf is written where
+ * a result must be the same on both.
  */
 #ifndef CUDACPU_H
 #define CUDACPU_H
