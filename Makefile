@@ -224,8 +224,9 @@ $(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 # hand (a few minutes). gpu_engine finds the library beside it, in cuda/.
 CPU_CUDA       := $(BUILD)/cudacpu
 CPU_CUDA_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-CPU_CUDA_FLAGS := -std=c++17 -O1 -g -fPIC -fno-strict-aliasing -Wall -Wextra -Werror -Wno-unknown-pragmas \
-                  -Wno-unused-variable $(CPU_CUDA_SAN) -Itests/cudacpu/include -Iinclude -Icuda -include cuda_runtime.h
+CPU_CUDA_CXX   := -std=c++17 -O1 -g -fPIC -fno-strict-aliasing -Wall -Wextra -Werror -Wno-unknown-pragmas \
+                  -Wno-unused-variable -Itests/cudacpu/include -Iinclude -Icuda -include cuda_runtime.h
+CPU_CUDA_FLAGS := $(CPU_CUDA_CXX) $(CPU_CUDA_SAN)
 CPU_CUDA_DEPS  := tests/cudacpu/cudacpu.h $(wildcard tests/cudacpu/include/*.h tests/cudacpu/include/cub/*/*.cuh) \
                   lib/tensor/tensor_kernels.h lib/infer/infer_kernels.h cuda/glyd_cuda.h include/glyd.h
 CPU_CUDA_OBJ   := $(addprefix $(CPU_CUDA)/,decode.o engine.o host.o device.o cudacpu.o)
@@ -268,7 +269,8 @@ $(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
 
 # fuzz_cuda: the library and host.c in C, the kernels (cuda/decode.cu made
-# C++ as for make cuda-cpu) and cudacpu in C++, all instrumented
+# C++ as for make cuda-cpu) in C++, all instrumented for coverage; cudacpu,
+# whose scheduling would only add noise to it, for the sanitizers alone
 FUZZ_CUDA      := $(BUILD)/fuzz/cuda
 FUZZ_SAN       := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) cuda/host.o)
@@ -278,13 +280,13 @@ $(FUZZ_CUDA)/%.o: %.c
 	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) $(FUZZ_SAN) -c $< -o $@
 $(FUZZ_CUDA)/decode.o: $(CPU_CUDA)/decode.cpp $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
-	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+	$(Q)clang++ $(CPU_CUDA_CXX) $(FUZZ_SAN) -c $< -o $@
 $(FUZZ_CUDA)/cudacpu.o: tests/cudacpu/cudacpu.cpp $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
-	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+	$(Q)clang++ $(CPU_CUDA_FLAGS) -c $< -o $@
 $(FUZZ_CUDA)/fuzz_cuda.o: tests/fuzz/fuzz_cuda.cc $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
-	$(Q)clang++ $(CPU_CUDA_FLAGS:$(CPU_CUDA_SAN)=$(FUZZ_SAN)) -c $< -o $@
+	$(Q)clang++ $(CPU_CUDA_CXX) $(FUZZ_SAN) -c $< -o $@
 $(BUILD)/fuzz/fuzz_cuda: $(FUZZ_CUDA_C) $(FUZZ_CUDA_CXX)
 	$(Q)clang++ -fsanitize=fuzzer,address,undefined $^ $(LDLIBS) -o $@
 
