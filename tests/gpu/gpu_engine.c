@@ -3,8 +3,9 @@
  *
  *   build/gpu_engine check FIXTURES_DIR [--emulated]
  *     stories260K on the GPU against the CPU engine and the reference
- *     logits, prompts (cuBLAS on decoded tiles) and one token at a time
- *     (the fused product); coded weights against plain ones bit for bit
+ *     logits, prompts (cuBLAS on decoded tiles), one token at a time and
+ *     8 tokens as a prompt (the fused product, at batch 1 and 8); coded
+ *     weights against plain ones bit for bit
  *     (--exact), both paths; the greedy continuation from BOS, picked on
  *     the device; 500 positions against the CPU engine (attention in
  *     chunks, merged); sampling with candidates picked on the device; the
@@ -130,18 +131,24 @@ static void check_model(const char* dir, const char* name, size_t vocab, const f
     glyd_llm* const gpu = open_on(dir, g_gpu, 0, 0);
     glyd_llm* const plain = open_on(dir, g_gpu, 1, 0);
     glyd_llm* const compact = open_on(dir, g_gpu, 2, 0);
-    int oneByOne;
-    for (oneByOne = 0; oneByOne <= 1; oneByOne++) {
-        float* const c = logits_of(cpu, tokens, n, vocab, oneByOne);
-        float* const g = logits_of(gpu, tokens, n, vocab, oneByOne);
-        float* const p = logits_of(plain, tokens, n, vocab, oneByOne);
-        float* const h = logits_of(compact, tokens, n, vocab, oneByOne);
-        const char* const how = oneByOne ? "one token at a time" : "as a prompt";
+    /* the whole prompt (cuBLAS on decoded tiles), one token at a time (the
+     * fused product at batch 1), and its first 8 tokens as a prompt (the
+     * fused product at batch 8) */
+    static const char* const kHow[] = { "as a prompt", "one token at a time", "its first 8 as a prompt" };
+    int mode;
+    for (mode = 0; mode < 3; mode++) {
+        int const oneByOne = mode == 1;
+        size_t const fed = mode == 2 && n > 8 ? 8 : n;
+        float* const c = logits_of(cpu, tokens, fed, vocab, oneByOne);
+        float* const g = logits_of(gpu, tokens, fed, vocab, oneByOne);
+        float* const p = logits_of(plain, tokens, fed, vocab, oneByOne);
+        float* const h = logits_of(compact, tokens, fed, vocab, oneByOne);
+        const char* const how = kHow[mode];
         CHECK(c && g && p && h, "%s: no logits", name);
         if (c && g && p && h) {
-            double const dCpu = max_diff(g, c, n * vocab), dRef = max_diff(g, reference, n * vocab);
-            int const exact = memcmp(g, p, n * vocab * sizeof(float)) == 0 &&
-                              memcmp(h, p, n * vocab * sizeof(float)) == 0;
+            double const dCpu = max_diff(g, c, fed * vocab), dRef = max_diff(g, reference, fed * vocab);
+            int const exact = memcmp(g, p, fed * vocab * sizeof(float)) == 0 &&
+                              memcmp(h, p, fed * vocab * sizeof(float)) == 0;
             printf("| %s | %s | %.3g | %.3g | %s |\n", name, how, dCpu, dRef, exact ? "yes" : "**no**");
             CHECK(dCpu < bound && dRef < bound, "%s %s: max |difference| %g from the CPU, %g from the reference",
                   name, how, dCpu, dRef);
