@@ -98,7 +98,8 @@ t_steps=$SECONDS
     run 60 "engine checks" "$bin/gpu_engine" check "$SHARED/fixtures"
     layers=()
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
-    run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" -o "$synth" >/dev/null
+    run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" \
+        --like "$SHARED/fixtures/stories260K/model.safetensors" -o "$synth" >/dev/null
     run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
