@@ -17,8 +17,8 @@
  * tests/gpu/run.sh measures. It leaves out latency, the per-unit set-up
  * and the launch.
  *
- *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape N]
- *                   [--escape-blob N]
+ *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape8 N]
+ *                   [--slow N] [--escape N] [--escape-blob N]
  *
  * Built by `make gpu-model`.
  */
@@ -42,6 +42,8 @@ typedef struct {
     double hufStep;    /* a product step of a Huffman group (joint split) */
     double hufGroup;   /* a group of the bulk decoder (joint split) */
     double fastStep;   /* a product step of a fast-layout group, escapes aside */
+    double escape8;    /* gk_patch_escapes8: a step where a lane's escapes are patched in registers */
+    double slow;       /* a step where a lane's are too many for it: through its slot, set-up */
     double escape;     /* a pass of gk_patch_escapes' window loop */
     double escapeBlob; /* a pass of its loop over escapes past the window */
 } model_instr;
@@ -305,8 +307,10 @@ static int huf_bulk(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
 /* ------------------------------------------------------------------------ */
 
 /* A warp of the rows kernel over unit u (nibble form): per row, per step,
- * the escape window's words stored, each lane's slot stored and loaded
- * (lanes with escapes), the patch loops' passes, x read. */
+ * the escape window's words stored; the escapes of lanes with at most 8 in
+ * the window (gk_escapes8_fit) read from it, three words a lane, those of
+ * the others through their slots (stored and loaded) and the patch loops'
+ * passes; x read. */
 static void fast_warp(const uint8_t* blob, const gk_tensor* t, uint64_t cols, uint64_t u, const model_instr* in,
                       model_count* c)
 {
@@ -323,30 +327,43 @@ static void fast_warp(const uint8_t* blob, const gk_tensor* t, uint64_t cols, ui
             uint64_t const first = gk_window_first(esc);
             uint32_t mask[32], addr[32], xs[8][32];
             unsigned n[32], inWindow[32], most = 0, mostBlob = 0;
-            int active[32], patched[32];
+            int active[32], patched[32], fits[32], anyFit = 0, anySlow = 0;
             uint64_t before = 0;
             for (l = 0; l < 32; l++) {
                 gk_escape_cursor cur;
                 active[l] = i + l < groups;
                 mask[l] = active[l] ? gk_fast_escapes(blob, t, q0 + i + l, 0, t->nbElements) : 0;
                 n[l] = gk_popc(mask[l]);
-                patched[l] = mask[l] != 0;
+                fits[l] = n[l] && gk_escapes8_fit(esc + before, first, nbEsc, 32, n[l]);
+                patched[l] = n[l] && !fits[l];
+                anyFit |= fits[l];
+                anySlow |= patched[l];
                 cur = gk_escapes_from(t, esc + before, nbEsc, first, 32);
-                inWindow[l] = n[l] < cur.inWindow ? n[l] : cur.inWindow;
+                inWindow[l] = !patched[l] ? 0 : n[l] < cur.inWindow ? n[l] : cur.inWindow;
                 if (inWindow[l] > cur.left) inWindow[l] = cur.left;
                 if (inWindow[l] > most) most = inWindow[l];
-                if (n[l] - inWindow[l] > mostBlob) mostBlob = n[l] - inWindow[l];
+                if (patched[l] && n[l] - inWindow[l] > mostBlob) mostBlob = n[l] - inWindow[l];
                 addr[l] = window + 4 * l; /* the window, a word a lane */
                 for (k = 0; k < 8; k++) xs[k][l] = 4 * 36 * (i + l) + 16 * k;
                 before += n[l];
             }
             c->steps++;
-            c->warpInstr += in->fastStep + in->escape * most + in->escapeBlob * mostBlob;
+            c->warpInstr += in->fastStep + (anyFit ? in->escape8 : 0) +
+                            (anySlow ? in->slow + in->escape * most + in->escapeBlob * mostBlob : 0);
             c->escapePasses += most;
             {
                 int all[32]; /* every lane stores its word of the window */
                 for (l = 0; l < 32; l++) all[l] = 1;
                 c->wavefronts += wavefronts(addr, all, 4);
+            }
+            for (k = 0; k < 3; k++) { /* the window's words that hold a lane's escapes, if it fits */
+                uint64_t mine = esc;
+                for (l = 0; l < 32; l++) {
+                    uint32_t const a = (uint32_t)(mine - first) / 4 + k;
+                    addr[l] = window + 4 * (a < 32 ? a : 31);
+                    mine += n[l];
+                }
+                c->wavefronts += wavefronts(addr, fits, 4);
             }
             for (k = 0; k < 8; k++) { /* slot stores, then loads */
                 for (l = 0; l < 32; l++) addr[l] = slots + 4 * (GK_PATCH_SLOT_WORDS * l + k);
@@ -463,7 +480,7 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
 int main(int argc, char** argv)
 {
     /* sm_90 SASS of rows_kernel<LAYOUT, 1> and huffman_groups_kernel at this revision */
-    model_instr in = { 53, 255, 188, 321, 14, 17 };
+    model_instr in = { 53, 255, 188, 250, 68, 54, 14, 17 };
     model_count bulk[3];
     int a, s;
     for (a = 1; a + 1 < argc; a += 2) {
@@ -472,20 +489,24 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[a], "--huf-step")) in.hufStep = v;
         else if (!strcmp(argv[a], "--huf-group")) in.hufGroup = v;
         else if (!strcmp(argv[a], "--fast-step")) in.fastStep = v;
+        else if (!strcmp(argv[a], "--escape8")) in.escape8 = v;
+        else if (!strcmp(argv[a], "--slow")) in.slow = v;
         else if (!strcmp(argv[a], "--escape")) in.escape = v;
         else if (!strcmp(argv[a], "--escape-blob")) in.escapeBlob = v;
         else break;
     }
     if (a < argc) {
-        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape N] "
-                        "[--escape-blob N]\n");
+        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape8 N] "
+                        "[--slow N] [--escape N] [--escape-blob N]\n");
         return 2;
     }
     printf("A model on one H200 (%d SMs, %.2f GHz, %.1f TB/s), instructions from sm_90 SASS: a Huffman decoding\n"
            "pass %.0f, a Huffman product step %.0f, a bulk-decoded Huffman group %.0f, a fast product step %.0f\n"
-           "+ %.0f an escape pass (+ %.0f past the window). A floor is the highest of HBM, issue and shared memory.\n\n",
-           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.hufGroup, in.fastStep, in.escape,
-           in.escapeBlob);
+           "+ %.0f escapes patched in registers, or + %.0f through slots, + %.0f an escape pass\n"
+           "(+ %.0f past the window). "
+"A floor is the highest of HBM, issue and shared memory.\n\n",
+           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.hufGroup, in.fastStep, in.escape8, in.slow,
+           in.escape, in.escapeBlob);
     printf("Products at batch 1 (the rows kernel; warp passes: of the Huffman decoding loop, or of the fast layout's\n"
            "escape loop; cuBLAS bf16 taken at its bytes from HBM):\n\n"
            "| rows x cols | layout | warp passes | warp steps | MB | HBM (us) | warp instructions (M) | issue (us) "

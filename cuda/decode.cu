@@ -84,7 +84,8 @@ __device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, c
  * escape mask m) and its planes (raw) rebuilt into pairs of bf16
  * (tensor_kernels.h): its escapes from number mine on (never past nbEsc),
  * from the step's window (words of it in shared memory, from escape first
- * on), patched byte by byte through the thread's slot of shared memory
+ * on), patched in registers (gk_patch_escapes8), or where they are too
+ * many for it, byte by byte through the thread's slot of shared memory
  * (GK_PATCH_SLOT_WORDS words). */
 __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t,
                                              const uint32_t sel[4], uint32_t m, const uint32_t raw[8],
@@ -95,12 +96,18 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
     uint32_t ex[8];
     gk_group_exponents(sel, symLo, symHi, ex);
     if (m) {
+        if (gk_escapes8_fit(mine, first, nbEsc, words, __popc(m))) {
+            uint32_t e0, e1;
+            gk_window_bytes8(window, words, (uint32_t)(mine - first), &e0, &e1);
+            gk_patch_escapes8(m, e0, e1, ex);
+        } else { /* byte by byte, through the thread's slot */
+            gk_escape_cursor const c = gk_escapes_from(&t, mine, nbEsc, first, words);
 #pragma unroll
-        for (int k = 0; k < 8; k++) slot[k] = ex[k];
-        gk_escape_cursor const c = gk_escapes_from(&t, mine, nbEsc, first, words);
-        gk_patch_escapes(blob, &c, window, m, (uint8_t*)slot);
+            for (int k = 0; k < 8; k++) slot[k] = ex[k];
+            gk_patch_escapes(blob, &c, window, m, (uint8_t*)slot);
 #pragma unroll
-        for (int k = 0; k < 8; k++) ex[k] = slot[k];
+            for (int k = 0; k < 8; k++) ex[k] = slot[k];
+        }
     }
     gk_group_pairs(ex, raw, pairs);
 }
@@ -251,7 +258,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
                 uint32_t const w0 = __ldg(cp), w1 = __ldg(cp + 1), w2 = __ldg(cp + 2);
                 group_planes(blob, t, g, raw);
                 gk_nibble_selectors(w0, w1, w2, sel);
-                m = gk_nibble_escapes(sel);
+                m = gk_nibble_escapes(w0, w1, w2);
             } else if (g <= last) {
                 m = gk_fast_escapes(blob, &t, g, a, b);
             }
@@ -621,7 +628,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         uint32_t sel[4], raw[8];
                         if (active) group_planes(blob, t, q, raw);
                         gk_nibble_selectors(w0, w1, w2, sel);
-                        uint32_t m = gk_nibble_escapes(sel);
+                        uint32_t m = gk_nibble_escapes(w0, w1, w2);
                         /* this lane's escapes start after the lanes' before it */
                         unsigned const count = __popc(m);
                         unsigned before = count;

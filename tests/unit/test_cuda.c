@@ -181,6 +181,56 @@ TEST(gpu_kernels_patch_slots_start_in_distinct_banks)
     CHECK(GK_PATCH_SLOT_WORDS >= 8 && worst == 1);
 }
 
+TEST(gpu_kernels_escape_patch_in_registers_as_byte_by_byte)
+{
+    /* the escape mask straight from the nibble-form code words, against
+     * code 7 element by element; then gk_patch_escapes8 (byte
+     * permutations, in registers) against gk_patch_escapes (a byte at a
+     * time, the kernels' way past 8 escapes or the window) on every count
+     * of escapes up to 8, at every offset in a window whose tail holds
+     * other data: the same exponents */
+    test_rng r = { 8 };
+    unsigned trial, bad = 0, counts[9] = { 0 };
+    for (trial = 0; trial < 20000; trial++) {
+        uint32_t const w0 = (uint32_t)rng_next(&r), w1 = (uint32_t)rng_next(&r), w2 = (uint32_t)rng_next(&r);
+        uint32_t want = 0, m = 0, ex[8], ref[8], window[8], e0, e1;
+        uint8_t bytes[32];
+        unsigned j, n = (unsigned)(rng_next(&r) % 9), off = (unsigned)(rng_next(&r) % (4 * 8 - 8 + 1));
+        gk_escape_cursor c;
+        for (j = 0; j < 32; j++) {
+            gk_tensor t;
+            t.codeForm = GK_CODES_NIBBLES;
+            if (gk_code(&t, w0, w1, w2, j) == 7) want |= 1u << gk_nibble_bit(j);
+        }
+        if (gk_nibble_escapes(w0, w1, w2) != want) bad++;
+        /* n escapes at random elements */
+        while ((unsigned)gk_popc(m) < n) m |= 1u << gk_nibble_bit((unsigned)(rng_next(&r) % 32));
+        counts[n]++;
+        for (j = 0; j < 8; j++) ex[j] = ref[j] = (uint32_t)rng_next(&r);
+        for (j = 0; j < 8; j++) window[j] = (uint32_t)rng_next(&r);
+        for (j = 0; j < 32; j++) bytes[j] = (uint8_t)(ref[j >> 2] >> 8 * (j & 3));
+        memset(&c, 0, sizeof c);
+        c.off = off;
+        c.inWindow = 32 - off;
+        c.left = 32;
+        gk_patch_escapes(NULL, &c, window, m, bytes);
+        for (j = 0; j < 8; j++)
+            ref[j] = bytes[4 * j] | (uint32_t)bytes[4 * j + 1] << 8 | (uint32_t)bytes[4 * j + 2] << 16 |
+                     (uint32_t)bytes[4 * j + 3] << 24;
+        CHECK(gk_escapes8_fit(100 + off, 100, 100 + off + n, 8, n));
+        gk_window_bytes8(window, 8, off, &e0, &e1);
+        gk_patch_escapes8(m, e0, e1, ex);
+        if (memcmp(ex, ref, sizeof ex)) bad++;
+    }
+    CHECK(bad == 0);
+    for (trial = 0; trial <= 8; trial++) CHECK(counts[trial] > 1000);
+    /* what gk_escapes8_fit leaves to the loop: 9 escapes, the window's end,
+     * the unit's last escape */
+    CHECK(!gk_escapes8_fit(0, 0, 100, 32, 9));
+    CHECK(!gk_escapes8_fit(125, 0, 200, 32, 4) && gk_escapes8_fit(124, 0, 200, 32, 4));
+    CHECK(!gk_escapes8_fit(10, 8, 13, 32, 4) && gk_escapes8_fit(10, 8, 14, 32, 4));
+}
+
 TEST(gpu_kernels_emulated_decode_every_pattern)
 {
     /* every bf16 value (escapes everywhere, the plain split), and a
