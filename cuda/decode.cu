@@ -112,6 +112,29 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
     gk_group_pairs(ex, raw, pairs);
 }
 
+/* The sum of v over lanes 0 .. lane of the warp: a shuffle up and an
+ * add a step, the add predicated on the shuffle's own test that the lane
+ * it read is in the warp (rather than a lane test and a select). */
+__device__ __forceinline__ unsigned warp_inclusive_sum(unsigned v, unsigned lane)
+{
+#ifndef GLYD_CUDACPU
+    (void)lane;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1)
+        asm("{\n\t.reg .u32 r;\n\t.reg .pred p;\n\t"
+            "shfl.sync.up.b32 r|p, %0, %1, 0, 0xffffffff;\n\t"
+            "@p add.u32 %0, %0, r;\n\t}"
+            : "+r"(v)
+            : "r"(d));
+#else /* the kernels on the CPU (tests/cudacpu): no PTX */
+    for (int d = 1; d < 32; d <<= 1) {
+        unsigned const n = __shfl_up_sync(0xFFFFFFFFu, v, d);
+        if (lane >= (unsigned)d) v += n;
+    }
+#endif
+    return v;
+}
+
 /* Copies into shared memory at a kernel's start, a thread's loads all
  * issued before its first store. A loop that stores each value as it
  * arrives waits a whole trip to memory every pass (the load, then the
@@ -630,12 +653,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         gk_nibble_selectors(w0, w1, w2, sel);
                         uint32_t m = gk_nibble_escapes(w0, w1, w2);
                         /* this lane's escapes start after the lanes' before it */
-                        unsigned const count = __popc(m);
-                        unsigned before = count;
-                        for (int d = 1; d < 32; d <<= 1) {
-                            unsigned const n = __shfl_up_sync(0xFFFFFFFFu, before, d);
-                            if (lane >= (unsigned)d) before += n;
-                        }
+                        unsigned const count = __popc(m), before = warp_inclusive_sum(count, lane);
                         uint64_t const mine = esc + before - count;
                         esc += __shfl_sync(0xFFFFFFFFu, before, 31);
                         __syncwarp(); /* the last step's window is read */
