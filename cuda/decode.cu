@@ -8,8 +8,9 @@
  *     elements; each group's escapes start where the block's prefix sum of
  *     the groups before it says. Codes in the nibble form (tensor_kernels.h,
  *     written once at upload by nibble_kernel) let a thread rebuild its
- *     group in registers a few instructions a weight and store it in four
- *     16-byte writes; in bit planes, element by element.
+ *     group in registers a few instructions a weight, and a warp store its
+ *     32 groups through shared memory in 512-byte runs; in bit planes,
+ *     element by element.
  *   Huffman layout, whole tensor: a thread per run of GK_HUF_RUN symbols,
  *     from the run index built at upload; where a unit's stream is too long
  *     for the index, a thread per unit with the table in shared memory.
@@ -251,17 +252,46 @@ static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const 
     return !((uintptr_t)(blob + t->planes) & 7) && !((uintptr_t)(blob + t->codePlanes) & 3);
 }
 
-/* Units [u0, u1), element i into out[i - u0 * unitSize]. */
-__global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, uint64_t u1,
-                                   uint16_t* __restrict__ out)
+/* A warp's 32 whole groups as pairs of bf16 (pairs: the lane's group's)
+ * into dst (16-byte aligned), through stage (shared memory, 2 KiB), so
+ * that each 16-byte store of the warp writes 512 bytes in a row. Stored
+ * where they were, each lane's 64 bytes in four 16-byte stores, a store
+ * wrote half of each 32-byte sector it touched, and the writes took twice
+ * their bytes on the way to L2: bulk decoding of 4096 x 4096 kept the
+ * crossbar into L2 81% busy with DRAM at 38%. Lane l's chunk k is staged
+ * at stage[l][k ^ (l >> 1 & 3)], so that neither the stores nor the loads
+ * of a quarter warp share a bank. */
+__device__ __forceinline__ void warp_store_groups(uint4* __restrict__ dst, const uint32_t pairs[16], uint4 (*stage)[4],
+                                                  unsigned lane)
+{
+#pragma unroll
+    for (unsigned k = 0; k < 4; k++)
+        stage[lane][k ^ (lane >> 1 & 3)] =
+            make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+    __syncwarp();
+#pragma unroll
+    for (unsigned j = 0; j < 4; j++) {
+        unsigned const q = 8 * j + (lane >> 2), c = lane & 3; /* group q's chunk c */
+        dst[32 * j + lane] = stage[q][c ^ (q >> 1 & 3)];
+    }
+    __syncwarp(); /* the stage is read before it is written again */
+}
+
+/* Units [u0, u1), element i into out[i - u0 * unitSize]. Registers held
+ * to 48, so that 10 blocks fit a multiprocessor (the warps' stores through
+ * shared memory took 55 otherwise: 9, as many warps as a block fewer). */
+__global__ void __launch_bounds__(BLOCK, 10)
+fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
 {
     typedef cub::BlockScan<uint32_t, BLOCK> Scan;
     __shared__ typename Scan::TempStorage scan;
     __shared__ uint32_t slots[BLOCK][GK_PATCH_SLOT_WORDS];
     __shared__ uint32_t window[BLOCK];
+    __shared__ uint4 staged[BLOCK / 32][32][4];
     uint64_t const origin = u0 * t.unitSize;
-    /* the nibble form: a thread rebuilds its whole group in registers and
-     * writes it in four 16-byte stores */
+    unsigned const lane = threadIdx.x & 31;
+    /* the nibble form: a thread rebuilds its whole group in registers, and
+     * a warp whose groups are all whole writes them 512 bytes at a time */
     bool const wide = t.codeForm == GK_CODES_NIBBLES && nibble_words_aligned(blob, &t) && !((uintptr_t)out & 15);
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     for (uint64_t u = u0 + blockIdx.x; u < u1; u += gridDim.x) {
@@ -272,6 +302,7 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
             uint64_t const g = g0 + threadIdx.x;
             bool const whole = wide && g <= last && 32 * g + 32 <= b;
+            bool const warpWhole = wide && 32 * (g - lane + 32) <= b; /* the same in every lane of the warp */
             uint32_t sel[4], raw[8], m = 0;
             /* every load of the step first: codes, planes, the escape window */
             uint64_t const first = gk_window_first(esc);
@@ -292,10 +323,15 @@ __global__ void fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t
                 uint32_t pairs[16];
                 nibble_pairs(blob, t, sel, m, raw, window, BLOCK, first, esc + before, nbEsc, symLo, symHi,
                              slots[threadIdx.x], pairs);
-                uint4* const dst = (uint4*)(out + (32 * g - origin));
+                if (warpWhole) {
+                    uint4* const dst = (uint4*)(out + (32 * (g - lane) - origin)); /* the warp's first group's */
+                    warp_store_groups(dst, pairs, staged[threadIdx.x >> 5], lane);
+                } else {
+                    uint4* const dst = (uint4*)(out + (32 * g - origin));
 #pragma unroll
-                for (int k = 0; k < 4; k++)
-                    dst[k] = make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+                    for (int k = 0; k < 4; k++)
+                        dst[k] = make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+                }
             } else if (g <= last) {
                 gk_fast_group(blob, &t, g, a, b, esc + before, nbEsc, out, origin);
             }
