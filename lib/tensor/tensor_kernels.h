@@ -1012,19 +1012,22 @@ GK_FN uint32_t gk_funnel(uint32_t lo, uint32_t hi, uint32_t s)
 #endif
 }
 
-/* Whether a group's n escapes, from number esc on, are few enough for
- * gk_patch_escapes8: at most 8, all in the step's window (words of it,
- * from escape first on: esc - first is under 4 a step's group), and in the
- * unit (before nbEsc). Nearly every group: 1.3 escapes on average at a 4%
- * escape rate, and a window of 128 for a warp's 32 groups. */
+/* Whether a group's n escapes (n > 0: a group without any has nothing to
+ * patch, and may start where the window ends), from number esc on, are
+ * few enough for gk_patch_escapes8: at most 8, all in the step's window
+ * (words of it, from escape first on: esc - first is under 4 a step's
+ * group), and in the unit (before nbEsc). Nearly every group: 1.3 escapes
+ * on average at a 4% escape rate, and a window of 128 for a warp's 32
+ * groups. */
 GK_FN int gk_escapes8_fit(uint64_t esc, uint64_t first, uint64_t nbEsc, unsigned words, uint32_t n)
 {
     return n <= 8 && (uint32_t)(esc - first) + n <= 4 * words && esc + n <= nbEsc;
 }
 
-/* Bytes o .. o + 7 of a step's window of `words` words (o inside it), in
- * e0 then e1, the first in e0's low byte; past the window, its last word
- * again (bytes that gk_escapes8_fit keeps unused). */
+/* Bytes o .. o + 7 of a step's window of `words` words (o inside it, as
+ * gk_escapes8_fit makes sure), in e0 then e1, the first in e0's low byte;
+ * past the window, its last word again (bytes that gk_escapes8_fit keeps
+ * unused). */
 GK_FN void gk_window_bytes8(const uint32_t* window, unsigned words, uint32_t o, uint32_t* e0, uint32_t* e1)
 {
     uint32_t const a = o >> 2, s = 8 * (o & 3);
@@ -1071,6 +1074,7 @@ GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, u
     gk_escape_cursor c;
     uint8_t bytes[32];
     unsigned j;
+    if (!s) return; /* no escapes (gk_escapes8_fit's n > 0) */
     if (gk_escapes8_fit(esc, first, nbEsc, words, gk_popc(s))) {
         uint32_t e0, e1;
         gk_window_bytes8(window, words, (uint32_t)(esc - first), &e0, &e1);
