@@ -85,9 +85,8 @@ __device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, c
  * escape mask m) and its planes (raw) rebuilt into pairs of bf16
  * (tensor_kernels.h): its escapes from number mine on (never past nbEsc),
  * from the step's window (words of it in shared memory, from escape first
- * on), patched in registers (gk_patch_escapes8), or where they are too
- * many for it, byte by byte through the thread's slot of shared memory
- * (GK_PATCH_SLOT_WORDS words). */
+ * on), patched by gk_group_patch: in registers, or where they are too many
+ * for that, through the thread's slot of shared memory. */
 __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, const gk_tensor& t,
                                              const uint32_t sel[4], uint32_t m, const uint32_t raw[8],
                                              const uint32_t* window, unsigned words, uint64_t first, uint64_t mine,
@@ -96,20 +95,7 @@ __device__ __forceinline__ void nibble_pairs(const uint8_t* __restrict__ blob, c
 {
     uint32_t ex[8];
     gk_group_exponents(sel, symLo, symHi, ex);
-    if (m) {
-        if (gk_escapes8_fit(mine, first, nbEsc, words, __popc(m))) {
-            uint32_t e0, e1;
-            gk_window_bytes8(window, words, (uint32_t)(mine - first), &e0, &e1);
-            gk_patch_escapes8(m, e0, e1, ex);
-        } else { /* byte by byte, through the thread's slot */
-            gk_escape_cursor const c = gk_escapes_from(&t, mine, nbEsc, first, words);
-#pragma unroll
-            for (int k = 0; k < 8; k++) slot[k] = ex[k];
-            gk_patch_escapes(blob, &c, window, m, (uint8_t*)slot);
-#pragma unroll
-            for (int k = 0; k < 8; k++) ex[k] = slot[k];
-        }
-    }
+    gk_group_patch(blob, &t, m, mine, nbEsc, window, words, first, ex, slot);
     gk_group_pairs(ex, raw, pairs);
 }
 

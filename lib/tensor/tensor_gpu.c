@@ -74,11 +74,11 @@ static void emulate_nibble_group(const uint8_t* blob, const gk_tensor* t, uint64
 {
     const uint8_t* const p = blob + t->codePlanes + 12 * q;
     uint32_t const w0 = gk_read32(p), w1 = gk_read32(p + 4), w2 = gk_read32(p + 8);
-    uint32_t sel[4], ex[8], raw[8];
+    uint32_t sel[4], ex[8], raw[8], slot[GK_PATCH_SLOT_WORDS];
     unsigned k;
     gk_nibble_selectors(w0, w1, w2, sel);
     gk_group_exponents(sel, gk_read32(t->fastSymbols), gk_read32(t->fastSymbols + 4), ex);
-    gk_group_patch(blob, t, gk_nibble_escapes(w0, w1, w2), esc, nbEsc, window, words, first, ex);
+    gk_group_patch(blob, t, gk_nibble_escapes(w0, w1, w2), esc, nbEsc, window, words, first, ex, slot);
     for (k = 0; k < 8; k++) raw[k] = gk_read32(blob + t->planes + 32 * q + 4 * k);
     gk_group_pairs(ex, raw, pairs);
 }

@@ -1066,14 +1066,44 @@ GK_FN void gk_patch_escapes8(uint32_t m, uint32_t e0, uint32_t e1, uint32_t ex[8
     }
 }
 
-/* The escaped elements (mask s, nibble form) given their exponents, from
- * escape number esc on, in the mask's order, through the step's window. */
+/* A group's exponents (ex, as gk_group_exponents gives them) into a
+ * thread's slot a byte an element, element j at byte j, and back: on the
+ * device, little-endian, the words as they are. */
+GK_FN void gk_slot_store(uint32_t slot[8], const uint32_t ex[8])
+{
+    unsigned j;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+    for (j = 0; j < 8; j++) slot[j] = ex[j];
+#else
+    for (j = 0; j < 32; j++) ((uint8_t*)slot)[j] = (uint8_t)(ex[j >> 2] >> 8 * (j & 3));
+#endif
+}
+
+GK_FN void gk_slot_load(uint32_t ex[8], const uint32_t slot[8])
+{
+    unsigned j;
+#ifdef __CUDA_ARCH__
+#pragma unroll
+    for (j = 0; j < 8; j++) ex[j] = slot[j];
+#else
+    const uint8_t* const b = (const uint8_t*)slot;
+    for (j = 0; j < 8; j++)
+        ex[j] = b[4 * j] | (uint32_t)b[4 * j + 1] << 8 | (uint32_t)b[4 * j + 2] << 16 | (uint32_t)b[4 * j + 3] << 24;
+#endif
+}
+
+/* The escaped elements (mask s, nibble form) patched into a group's
+ * exponents ex, from escape number esc on, in the mask's order, through
+ * the step's window (words of it, from escape first on): in registers
+ * where gk_escapes8_fit says they fit (nearly always), else byte by byte
+ * through the thread's slot (GK_PATCH_SLOT_WORDS words: in the kernels,
+ * shared memory, as registers cannot be indexed). The kernels' way and
+ * their emulation's. */
 GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, uint64_t esc, uint64_t nbEsc,
-                          const uint32_t* window, unsigned words, uint64_t first, uint32_t ex[8])
+                          const uint32_t* window, unsigned words, uint64_t first, uint32_t ex[8], uint32_t* slot)
 {
     gk_escape_cursor c;
-    uint8_t bytes[32];
-    unsigned j;
     if (!s) return; /* no escapes (gk_escapes8_fit's n > 0) */
     if (gk_escapes8_fit(esc, first, nbEsc, words, gk_popc(s))) {
         uint32_t e0, e1;
@@ -1082,11 +1112,9 @@ GK_FN void gk_group_patch(const uint8_t* blob, const gk_tensor* t, uint32_t s, u
         return;
     }
     c = gk_escapes_from(t, esc, nbEsc, first, words);
-    for (j = 0; j < 32; j++) bytes[j] = (uint8_t)(ex[j >> 2] >> 8 * (j & 3));
-    gk_patch_escapes(blob, &c, window, s, bytes);
-    for (j = 0; j < 8; j++)
-        ex[j] = bytes[4 * j] | (uint32_t)bytes[4 * j + 1] << 8 | (uint32_t)bytes[4 * j + 2] << 16 |
-                (uint32_t)bytes[4 * j + 3] << 24;
+    gk_slot_store(slot, ex);
+    gk_patch_escapes(blob, &c, window, s, (uint8_t*)slot);
+    gk_slot_load(ex, slot);
 }
 
 /* The group's bf16 weights, two to a word (element 2i in the low half of

@@ -233,10 +233,10 @@ TEST(gpu_kernels_escape_patch_in_registers_as_byte_by_byte)
         /* a group without escapes that starts where the step's window ends
          * (fuzz_tensor found the emulation reading the word past it, under
          * ASan): nothing read, nothing changed */
-        uint32_t window[8] = { 0 }, ex[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        uint32_t window[8] = { 0 }, ex[8] = { 1, 2, 3, 4, 5, 6, 7, 8 }, slot[GK_PATCH_SLOT_WORDS];
         uint32_t volatile none = 0; /* not folded: the reads stay where they are */
         unsigned j;
-        gk_group_patch(NULL, NULL, none, 132, 200, window, 8, 100, ex);
+        gk_group_patch(NULL, NULL, none, 132, 200, window, 8, 100, ex, slot);
         for (j = 0; j < 8; j++) CHECK(ex[j] == j + 1);
     }
 }
