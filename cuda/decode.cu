@@ -20,6 +20,9 @@
  *     read as it is (plain bf16) or from the warp's unit decoded into
  *     shared memory (Huffman), and multiplied there; a butterfly of
  *     shuffles sums each row in a fixed order, the same for every layout.
+ *     On sm_90, where asked (glyd_cudaSetRowsStages, GLYD_CUDA_STAGES), the
+ *     fast layout's steps are copied ahead into shared memory by the copy
+ *     engine while the warp works on the step before (stage_issue).
  *   y = W x otherwise (rows that cut groups): the general kernel, a block
  *     per unit, a warp per row (or per part of a long row); lanes decode the
  *     32 elements of a group side by side. Parts of long rows are added in
@@ -465,6 +468,9 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* ------------------------------------------------------------------------ */
 
 #define ROWS_WARPS 8          /* warps of a rows block, or fewer where shared memory is short */
+#define STAGE_CODES (12 * 32)   /* a step's codes, staged (see stage_issue) */
+#define STAGE_BYTES (STAGE_CODES + 32 * 32) /* and its planes */
+#define STAGES_MAX 4            /* slots of a warp's ring, at most */
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot per thread and an escape window of 32 words per warp
@@ -472,11 +478,13 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
  * units a warp decodes at once, a byte an element (Huffman). */
 #define ROWS_HUF_TABLES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
 
-static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
+static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps,
+                        unsigned stages)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) /* slots, windows */
-        return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps;
+    if (layout == GK_LAYOUT_FAST) /* slots, windows; staged, rings and their barriers */
+        return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps +
+               (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps;
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -485,6 +493,7 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
 /* What launches need of the current device, asked once per device. */
 typedef struct {
     int device;
+    int major;       /* compute capability */
     int sms;         /* multiprocessors */
     size_t smemMost; /* shared memory a block may have (opted in) */
 } device_limits;
@@ -500,6 +509,7 @@ static cudaError_t limits(device_limits* out)
         return cudaSuccess;
     }
     if ((e = cudaDeviceGetAttribute(&out->sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
+        (e = cudaDeviceGetAttribute(&out->major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)) != cudaSuccess)
         return e;
     out->smemMost = (size_t)v;
@@ -567,6 +577,116 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
         prefetch_l2(blob + o);
 }
 
+/* Steps staged ahead (sm_90). On an H200 the rows kernel on the fast
+ * layout waits on its loads: a step's codes and planes are loaded, then
+ * used, and nothing of the warp's is in flight while they are (4.3 of the
+ * 11 cycles between a warp's instructions, on 14336 x 4096). Staged, the
+ * copy engine brings a warp's next steps into shared memory while it works
+ * on the current one (cp.async.bulk: one lane, a few instructions a step,
+ * no registers held): a ring of up to STAGES_MAX slots a warp, each with
+ * its own mbarrier, which completes a phase when the slot's bytes have
+ * come. A step is 32 groups: their codes (nibble form, 12 bytes a group)
+ * and their planes (32 bytes), each a run of the blob. On the CPU
+ * (tests/cudacpu) a copy is done when it is issued, and a wait for a phase
+ * that no copy completes stops the program: it would never end. */
+
+/* An mbarrier that a slot's copies complete: one arrival a phase, the
+ * issuing lane's, with the bytes it expects. */
+__device__ __forceinline__ void stage_init(uint64_t* bar)
+{
+#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
+    (void)bar;
+    __trap(); /* launched on sm_90 on only (rows_stages) */
+#elif !defined(GLYD_CUDACPU)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
+    /* the initialised barrier seen by the copy engine */
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#else
+    *bar = 0; /* the phases completed */
+#endif
+}
+
+/* A step's codes and planes (STAGE_CODES bytes from codes, the rest of
+ * STAGE_BYTES from planes, each 16-byte aligned) into slot (STAGE_BYTES of
+ * shared memory, as aligned), completing bar's phase; by one lane. */
+__device__ __forceinline__ void stage_issue(uint64_t* bar, uint8_t* slot, const uint8_t* codes, const uint8_t* planes)
+{
+#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
+    (void)bar, (void)slot, (void)codes, (void)planes;
+    __trap();
+#elif !defined(GLYD_CUDACPU)
+    unsigned const b = (unsigned)__cvta_generic_to_shared(bar), s = (unsigned)__cvta_generic_to_shared(slot);
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "n"(STAGE_BYTES) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(s),
+                 "l"(codes), "n"(STAGE_CODES), "r"(b)
+                 : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     s + STAGE_CODES),
+                 "l"(planes), "n"(STAGE_BYTES - STAGE_CODES), "r"(b)
+                 : "memory");
+#else
+    memcpy(slot, codes, STAGE_CODES);
+    memcpy(slot + STAGE_CODES, planes, STAGE_BYTES - STAGE_CODES);
+    ++*bar;
+#endif
+}
+
+/* Waits for the phase of bar whose parity is given (the slot's bytes of
+ * its copy then seen by every lane that waited). */
+__device__ __forceinline__ void stage_wait(uint64_t* bar, unsigned parity)
+{
+#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
+    (void)bar, (void)parity;
+    __trap();
+#elif !defined(GLYD_CUDACPU)
+    asm volatile("{\n\t.reg .pred done;\n"
+                 "WAIT%=:\n\t"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
+                 "@!done bra WAIT%=;\n\t}" ::"r"((unsigned)__cvta_generic_to_shared(bar)),
+                 "r"(parity)
+                 : "memory");
+#else
+    if ((*bar & 1) == parity) {
+        fprintf(stderr, "cudacpu: a wait for a phase of a stage that no copy completes\n");
+        abort();
+    }
+#endif
+}
+
+/* Where a rows warp is in its steps, taken in order: its items (every
+ * stride-th from its first; none left from `items` on), each item's rows,
+ * each row's steps of 32 groups. A unit's rows (or the part of a row that
+ * it is) lie one after the other, so within an item a step's codes and
+ * planes follow the last step's, and an item has an element count that
+ * 1024 divides (the launch's test) over 1024 steps. */
+typedef struct {
+    uint64_t item;
+    const uint8_t* codes;  /* the step's */
+    const uint8_t* planes;
+    uint32_t left;         /* the item's steps from this one on */
+} step_at;
+
+__device__ __forceinline__ step_at step_item(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t item,
+                                             uint64_t items, uint64_t perRow, uint64_t part)
+{
+    step_at s = { item, blob, blob, 0 };
+    if (item < items) {
+        uint64_t const u = rows_unit(item, perRow, part), q = u * t.unitSize / 32;
+        s.codes = blob + t.codePlanes + 12 * q;
+        s.planes = blob + t.planes + 32 * q;
+        s.left = (uint32_t)((gk_unit_end(&t, u) - u * t.unitSize) / 1024);
+    }
+    return s;
+}
+
+__device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, const gk_tensor& t, step_at* s,
+                                          uint64_t items, uint64_t perRow, uint64_t part, uint64_t stride)
+{
+    s->codes += STAGE_CODES;
+    s->planes += STAGE_BYTES - STAGE_CODES;
+    if (--s->left == 0) *s = step_item(blob, t, s->item + stride, items, perRow, part);
+}
+
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
@@ -577,12 +697,13 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
  * (some 96 KiB at rows of 4096: the units each warp decodes at once) lets
  * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
  * bought nothing and spilled on sm_80. */
-template <int LAYOUT, int BATCH>
+template <int LAYOUT, int BATCH, bool STAGED>
 __global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 4) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
-            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs)
+            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stages)
 {
+    static_assert(!STAGED || LAYOUT == GK_LAYOUT_FAST, "staged steps: the fast layout's");
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span);
@@ -608,10 +729,31 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, firstItem, items, step, perRow, part, lane, rpu, together);
+    /* staged: the escape window's word of the next step, read a step
+     * ahead (its first escape is known once the step before has counted
+     * its own), as the copies are */
+    uint32_t wordNext = STAGED && firstItem < items ? gk_window_word(blob, &t, gk_window_first(ahead.esc), lane) : 0;
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
-    /* fast: a slot a thread, then a window of 32 words a warp */
+    /* fast: a slot a thread, then a window of 32 words a warp; staged,
+     * then each warp's ring of steps, then their barriers */
     uint32_t* const window = (uint32_t*)after + GK_PATCH_SLOT_WORDS * blockDim.x + 32 * warp;
+    uint8_t* const ring = after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
+                          STAGE_BYTES * stages * warp;
+    uint64_t* const bars = (uint64_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
+                                       STAGE_BYTES * stages * warps) + stages * warp;
+    step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* staged: the next step to copy */
+    unsigned slot = 0, parity = 0;        /* staged: the step at hand's slot, and its phase's parity */
+    if (STAGED) {
+        /* the first steps' copies before x is staged, to share its trip */
+        if (lane == 0)
+            for (unsigned k = 0; k < stages; k++) stage_init(bars + k);
+        __syncwarp();
+        for (unsigned k = 0; k < stages && coming.item < items; k++) {
+            if (lane == 0) stage_issue(bars + k, ring + STAGE_BYTES * k, coming.codes, coming.planes);
+            step_next(blob, t, &coming, items, perRow, part, step);
+        }
+    }
     if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
@@ -666,18 +808,43 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         /* every load of the step first: codes, planes, a word
                          * of the warp's escape window */
                         uint64_t const first = gk_window_first(esc);
-                        uint32_t const word = gk_window_word(blob, &t, first, lane);
-                        const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
-                        uint32_t const w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0,
-                                       w2 = active ? __ldg(cp + 2) : 0;
-                        uint32_t sel[4], raw[8];
-                        if (active) group_planes(blob, t, q, raw);
+                        uint32_t const word = STAGED ? wordNext : gk_window_word(blob, &t, first, lane);
+                        uint32_t w0, w1, w2, sel[4], raw[8];
+                        if (STAGED) {
+                            /* every lane is active (the launch's test) */
+                            stage_wait(bars + slot, parity);
+                            const uint8_t* const st = ring + STAGE_BYTES * slot;
+                            w0 = ((const uint32_t*)st)[3 * lane];
+                            w1 = ((const uint32_t*)st)[3 * lane + 1];
+                            w2 = ((const uint32_t*)st)[3 * lane + 2];
+                            uint4 const a = ((const uint4*)(st + STAGE_CODES))[2 * lane];
+                            uint4 const b = ((const uint4*)(st + STAGE_CODES))[2 * lane + 1];
+                            raw[0] = a.x, raw[1] = a.y, raw[2] = a.z, raw[3] = a.w;
+                            raw[4] = b.x, raw[5] = b.y, raw[6] = b.z, raw[7] = b.w;
+                            __syncwarp(); /* the slot read by every lane: its next copy */
+                            if (coming.item < items) {
+                                if (lane == 0)
+                                    stage_issue(bars + slot, ring + STAGE_BYTES * slot, coming.codes, coming.planes);
+                                step_next(blob, t, &coming, items, perRow, part, step);
+                            }
+                            if (++slot == stages) slot = 0, parity ^= 1;
+                        } else {
+                            const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
+                            w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0;
+                            w2 = active ? __ldg(cp + 2) : 0;
+                            if (active) group_planes(blob, t, q, raw);
+                        }
                         gk_nibble_selectors(w0, w1, w2, sel);
                         uint32_t m = gk_nibble_escapes(w0, w1, w2);
                         /* this lane's escapes start after the lanes' before it */
                         unsigned const count = __popc(m), before = warp_inclusive_sum(count, lane);
                         uint64_t const mine = esc + before - count;
                         esc += __shfl_sync(0xFFFFFFFFu, before, 31);
+                        if (STAGED) {
+                            /* the next step's: this item's, or after its last, the next item's first */
+                            bool const last = r + 1 == nbRows && i + 32 >= groups;
+                            wordNext = gk_window_word(blob, &t, gk_window_first(last ? ahead.esc : esc), lane);
+                        }
                         __syncwarp(); /* the last step's window is read */
                         window[lane] = word;
                         __syncwarp();
@@ -750,11 +917,11 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 
 /* A launch of the rows kernel for vectors [0, vectors) of x, with warps
  * per block and smem bytes of shared memory that the device allows. */
-template <int LAYOUT, int BATCH>
+template <int LAYOUT, int BATCH, bool STAGED>
 static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned vectors,
-                               float* y, float* parts, unsigned warps, size_t smem, const device_limits* dev,
-                               cudaStream_t stream)
+                               float* y, float* parts, unsigned warps, unsigned stages, size_t smem,
+                               const device_limits* dev, cudaStream_t stream)
 {
     /* the shared memory limit raised once per device; blocks per
      * multiprocessor for the last few block shapes and devices (an engine
@@ -768,7 +935,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     cudaError_t e;
     if (items == 0) return cudaSuccess;
     if (dev->device >= 32 || !((ready >> dev->device) & 1)) {
-        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH, STAGED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)dev->smemMost);
         if (e != cudaSuccess) return e;
         if (dev->device < 32) ready |= 1u << dev->device;
@@ -777,7 +944,8 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
         if (seen[k].perSm && seen[k].device == dev->device && seen[k].smem == smem && seen[k].warps == warps)
             perSm = seen[k].perSm;
     if (!perSm) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH, STAGED>, 32 * warps,
+                                                          smem);
         if (e != cudaSuccess) return e;
         if (!perSm) return cudaErrorInvalidConfiguration;
         seen[next % 4].device = dev->device;
@@ -791,25 +959,56 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     uint64_t blocks = (items + warps * perWarp - 1) / (warps * perWarp);
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
-    rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
-        blob, *t, rows, cols, x, vectors, y, parts, tables, runs);
+    rows_kernel<LAYOUT, BATCH, STAGED><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
+        blob, *t, rows, cols, x, vectors, y, parts, tables, runs, stages);
     return cudaGetLastError();
 }
 
-template <int LAYOUT>
+template <int LAYOUT, bool STAGED>
 static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                      unsigned vectors, float* y, float* parts, unsigned warps,
+                                      unsigned vectors, float* y, float* parts, unsigned warps, unsigned stages,
                                       const device_limits* dev, cudaStream_t s)
 {
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps);
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, stages);
     if (vectors == 1)
-        return launch_rows<LAYOUT, 1>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
+        return launch_rows<LAYOUT, 1, STAGED>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, stages, smem,
+                                              dev, s);
     if (vectors == 2)
-        return launch_rows<LAYOUT, 2>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, smem, dev, s);
+        return launch_rows<LAYOUT, 2, STAGED>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, stages, smem,
+                                              dev, s);
     if (vectors <= 4)
-        return launch_rows<LAYOUT, 4>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
-    return launch_rows<LAYOUT, 8>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
+        return launch_rows<LAYOUT, 4, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, stages,
+                                              smem, dev, s);
+    return launch_rows<LAYOUT, 8, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, stages, smem,
+                                          dev, s);
+}
+
+/* Slots of a rows warp's ring of staged steps (0: not staged): as
+ * glyd_cudaSetRowsStages last set, else GLYD_CUDA_STAGES, else 0. */
+static int g_rowsStages = -1;
+
+extern "C" unsigned glyd_cudaSetRowsStages(unsigned stages)
+{
+    unsigned const was = g_rowsStages < 0 ? 0 : (unsigned)g_rowsStages;
+    g_rowsStages = (int)(stages < STAGES_MAX ? stages : STAGES_MAX);
+    return was;
+}
+
+/* Slots for the steps of this product (fast layout): the setting, where
+ * the device has bulk copies (sm_90 on) and each of the product's steps
+ * is whole (no lane without a group) and is two runs the copies may read
+ * (16-byte aligned, as device allocations are). */
+static unsigned rows_stages(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const device_limits* dev)
+{
+    if (g_rowsStages < 0) {
+        const char* const v = getenv("GLYD_CUDA_STAGES");
+        long const n = v ? strtol(v, NULL, 10) : 0;
+        g_rowsStages = n < 0 ? 0 : n > STAGES_MAX ? STAGES_MAX : (int)n;
+    }
+    if (!g_rowsStages || t->layout != GK_LAYOUT_FAST || dev->major < 9) return 0;
+    if (gk_rows_span(t, cols) % 1024 || ((uintptr_t)blob | t->codePlanes | t->planes) & 15) return 0;
+    return (unsigned)g_rowsStages;
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -820,7 +1019,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                              cudaStream_t s)
 {
     int const layout = (int)t->layout;
-    unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
+    unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols), stages;
     device_limits dev;
     cudaError_t e0;
     /* the word loads' alignment (Huffman blobs': glyd_cudaLaunchGemv's) */
@@ -829,23 +1028,35 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                                                          : false;
     if (misaligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
+    stages = rows_stages(blob, t, cols, &dev);
     /* within the device's shared memory: fewer warps (Huffman: each holds
-     * up to 8.5 KiB of symbols), then fewer vectors at a time */
-    while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
-    while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
-    if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;
+     * up to 8.5 KiB of symbols), then fewer vectors at a time; then steps
+     * not staged */
+    for (;;) {
+        while (warps > 1 && rows_smem(layout, t, cols, 1, warps, stages) > dev.smemMost) warps /= 2;
+        while (most > 1 && rows_smem(layout, t, cols, most, warps, stages) > dev.smemMost) most--;
+        if (rows_smem(layout, t, cols, most, warps, stages) <= dev.smemMost) break;
+        if (!stages) return cudaErrorInvalidConfiguration;
+        stages = 0, warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
+    }
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;
         const float* const xv = x + (size_t)v0 * cols;
         float* const yv = y + (size_t)v0 * rows;
         float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
         cudaError_t e;
-        if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+        if (t->layout == GK_LAYOUT_FAST && stages)
+            e = launch_rows_layout<GK_LAYOUT_FAST, true>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
+                                                         stages, &dev, s);
+        else if (t->layout == GK_LAYOUT_FAST)
+            e = launch_rows_layout<GK_LAYOUT_FAST, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
+                                                          &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
-            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_STORED, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
+                                                            &dev, s);
         else
-            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
+                                                             0, &dev, s);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;

@@ -48,6 +48,14 @@ size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void* stream);
 size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, const float* x, unsigned batch,
                      float* y, void* stream);
 
+/** Products by rows on the fast layout (sm_90 on): the slots of each warp's
+ *  ring of steps copied ahead into shared memory by the copy engine, 0 to 4
+ *  (0: each step loaded as it is used; 2 or more: the staged kernel, not
+ *  yet measured against the other on a GPU, so not the default). Unset, the
+ *  GLYD_CUDA_STAGES environment variable's, read at the first product, else
+ *  0. Returns the setting before; for all threads, set between launches. */
+unsigned glyd_cudaSetRowsStages(unsigned stages);
+
 /** The reason of the last failed CUDA call in this thread ("" if none). */
 const char* glyd_cudaLastError(void);
 

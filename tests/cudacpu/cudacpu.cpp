@@ -450,6 +450,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
     if (device) return cudaErrorInvalidValue;
     if (attr == cudaDevAttrMultiProcessorCount) *value = (int)sms();
     else if (attr == cudaDevAttrMaxSharedMemoryPerBlockOptin) *value = (int)kSharedOptin;
+    else if (attr == cudaDevAttrComputeCapabilityMajor) *value = 9; /* as its __CUDA_ARCH__ */
     else return cudaErrorInvalidValue;
     return cudaSuccess;
 }

@@ -20,12 +20,12 @@ static void put(const char* dir, const char* name, const void* data, size_t n)
 
 int main(int argc, char** argv)
 {
-    uint16_t w[3000];
+    uint16_t w[3072];
     uint8_t blob[16384];
     unsigned i, d, l;
     uint64_t s = 12345;
     if (argc != 3) return 1;
-    for (i = 0; i < 3000; i++) {
+    for (i = 0; i < 3072; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         w[i] = (uint16_t)(((s & 1) << 15) | ((118 + s % 9) << 7) | ((s >> 20) & 0x7F));
     }
@@ -46,6 +46,12 @@ int main(int argc, char** argv)
         if (glyd_isError(c)) { fprintf(stderr, "seedgen: %s\n", glyd_getErrorName(c)); return 1; }
         snprintf(name, sizeof name, "tensor-rows256-l%u", l);
         put(argv[1], name, blob, c);
+    }
+    {
+        /* rows of 1024, whole steps of the rows kernel (staged, fast layout) */
+        size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 3072, GLYD_DTYPE_BF16, 1024, glyd_tensor_fast, 1);
+        if (glyd_isError(c)) { fprintf(stderr, "seedgen: %s\n", glyd_getErrorName(c)); return 1; }
+        put(argv[1], "tensor-rows1024-fast", blob, c);
     }
     {
         /* a model folder of two tensors and a config, packed, in the fuzz
