@@ -27,7 +27,15 @@
  * kernels get on the CPU (tests/cudacpu, build/cudacpu/gpu_check): section
  * 1, and section 2 on its first three shapes at a 64th of their rows, for
  * the bits alone (no throughput, no section 3: no times mean anything
- * there).
+ * there); the fast layout's products both as they run by default and with
+ * their steps staged (glyd_cudaSetRowsStages, 2 and 3 slots), with shapes
+ * whose units hold several rows or end short. --staged checks and times
+ * the staged rows kernel alone, on a GPU (sm_90 on; on others the product
+ * is the unstaged one): section 2's products at a 16th of their rows and
+ * the shapes above, bit for bit against the emulation at 2 and 3 slots,
+ * then section 3's products unstaged and staged, beside cuBLAS. It is a
+ * run of its own, so that a staged kernel that never ends leaves the
+ * default run's figures whole.
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>
@@ -57,6 +65,9 @@ size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const
 }
 
 static int g_failures;
+/* the settings of glyd_cudaSetRowsStages that fast-layout products in the
+ * nibble form are checked at */
+static std::vector<unsigned> g_stages = { 0 };
 
 #define CHECK(cond, ...)                                                \
     do {                                                                \
@@ -163,13 +174,44 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
     CUDA(cudaMalloc((void**)&dx, x.size() * 4));
     CUDA(cudaMalloc((void**)&dy, got.size() * 4));
     CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
-    err = glyd_cudaGemv(t, rows, cols, dx, batch, dy, NULL);
-    CUDA(cudaDeviceSynchronize());
-    CUDA(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost));
+    int same = 1;
+    for (unsigned stages : nibbles && desc.layout == GK_LAYOUT_FAST ? g_stages : std::vector<unsigned>{ 0 }) {
+        unsigned const was = glyd_cudaSetRowsStages(stages);
+        CUDA(cudaMemset(dy, 0xFF, got.size() * 4));
+        err = glyd_cudaGemv(t, rows, cols, dx, batch, dy, NULL);
+        glyd_cudaSetRowsStages(was);
+        CUDA(cudaDeviceSynchronize());
+        CUDA(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost));
+        if (glyd_isError(err) || memcmp(got.data(), want.data(), got.size() * 4) != 0) {
+            if (g_stages.size() > 1) printf("(at %u slots of staged steps)\n", stages);
+            same = 0;
+        }
+    }
     CUDA(cudaFree(dx));
     CUDA(cudaFree(dy));
     glyd_cudaTensorFree(t);
-    return !glyd_isError(err) && memcmp(got.data(), want.data(), got.size() * 4) == 0;
+    return same;
+}
+
+/* Products in the fast layout by rows of whole groups whose units hold
+ * several rows (rows of 1024 and 2048), the last unit short of the others
+ * (an odd number of rows of 2048): the staged steps' walk through units. */
+static void unit_shapes_check(void)
+{
+    static const uint64_t kShapes[][2] = { { 67, 1024 }, { 101, 2048 } };
+    int products = 0;
+    for (auto const& shape : kShapes) {
+        size_t const n = (size_t)(shape[0] * shape[1]);
+        std::vector<uint16_t> w(n);
+        glyd_synthWeights(w.data(), n, 31);
+        std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)shape[1], glyd_tensor_fast);
+        for (unsigned b : { 1u, 3u, 8u }) {
+            CHECK(gemv_matches(blob, shape[0], shape[1], b, 1), "gemv %llux%llu, batch %u",
+                  (unsigned long long)shape[0], (unsigned long long)shape[1], b);
+            products++;
+        }
+    }
+    printf("- rows of 1024 and 2048 in units of several: %d products checked\n", products);
 }
 
 static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
@@ -184,12 +226,21 @@ int main(int argc, char** argv)
 {
     const char* const fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
     int const quick = argc > 2 && !strcmp(argv[2], "--quick"), small = argc > 2 && !strcmp(argv[2], "--small");
+    int const staged = argc > 2 && !strcmp(argv[2], "--staged");
     cudaDeviceProp prop;
     CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("# GPU checks: %s\n\n", prop.name);
+    if (staged) {
+        g_stages = { 2, 3 };
+        printf("# GPU checks, the rows kernel with staged steps: %s (sm_%d%d)\n\n", prop.name, prop.major,
+               prop.minor);
+    } else {
+        if (small) g_stages = { 0, 2, 3 };
+        printf("# GPU checks: %s\n\n", prop.name);
+    }
+    if (small || staged) unit_shapes_check();
 
     /* 1. the fixture's matrices */
-    {
+    if (!staged) {
         char path[1024];
         snprintf(path, sizeof path, "%s/stories260K/model.safetensors", fixtures);
         std::vector<uint8_t> const file = read_all(path);
@@ -221,7 +272,7 @@ int main(int argc, char** argv)
             printf("- stories260K: %d decodes and %d products checked\n", decodes, products);
         }
     }
-    {
+    if (!staged) {
         /* rows of a prime length (32771) are units whole, their streams
          * too long for the run index: the Huffman decode a thread a unit */
         size_t const cols = 32771, n = 2 * cols;
@@ -232,8 +283,23 @@ int main(int argc, char** argv)
         printf("- 2x%zu: Huffman units of whole rows, without a run index, decoded\n", cols);
     }
 
-    /* 2. 1 GiB of synthetic matrices (--small: 4 MiB) */
-    {
+    /* 2. 1 GiB of synthetic matrices (--small: 4 MiB); --staged, the
+     * fast layout's products alone, at a 16th of the rows */
+    if (staged) {
+        static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 14336, 4096 }, { 4096, 14336 } };
+        int products = 0;
+        for (unsigned s = 0; s < 3; s++) {
+            uint64_t const rows = kShapes[s][0] / 16, cols = kShapes[s][1];
+            size_t const n = (size_t)(rows * cols);
+            std::vector<uint16_t> w(n);
+            glyd_synthWeights(w.data(), n, 77 + s);
+            std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
+            for (unsigned b = 1; b <= 8; b *= 2, products++)
+                CHECK(gemv_matches(blob, rows, cols, b, 1), "gemv %llux%llu, batch %u", (unsigned long long)rows,
+                      (unsigned long long)cols, b);
+        }
+        printf("- 256x4096, 896x4096, 256x14336: %d products checked\n\n", products);
+    } else {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 14336, 4096 }, { 4096, 14336 }, { 128256, 4096 } };
         double bytes = 0, fastSec = 0, hufSec = 0;
         int ok = 1;
@@ -274,7 +340,8 @@ int main(int argc, char** argv)
      * would be read from L2 instead (4096x4096 in bf16, 32 MiB, fits an
      * H200's 50 MiB), which measures neither product as it runs. So each
      * form is held in enough copies to pass three times L2, and the
-     * repetitions go round them. */
+     * repetitions go round them. --staged: the fast layout's rows kernel
+     * unstaged, then at 2 and 3 slots a warp. */
     if (!small) {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
         static const size_t kMostCopies = 16;
@@ -287,16 +354,21 @@ int main(int argc, char** argv)
         printf("L2: %d MiB; each form in copies of at least %d MiB in all (the entropy layout's, the smallest), "
                "%d products timed round them.\n\n", prop.l2CacheSize >> 20, 3 * (prop.l2CacheSize >> 20), reps);
         char rates[3][160]; /* what each form reads a product, and how fast */
-        printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
-               "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
-               "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        if (staged)
+            printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | staged, 2 slots (us) "
+                   "| staged, 3 slots (us) | speed-ups |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+        else
+            printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
+                   "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
         for (unsigned s = 0; s < 3; s++) {
             uint64_t const rows = kShapes[s][0], cols = kShapes[s][1];
             size_t const n = (size_t)(rows * cols);
             std::vector<uint16_t> w(n);
             glyd_synthWeights(w.data(), n, 5 + s);
             std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
-            std::vector<uint8_t> const hufBlob = compress(w.data(), n, (size_t)cols, glyd_tensor_entropy);
+            std::vector<uint8_t> const hufBlob =
+                staged ? blob : compress(w.data(), n, (size_t)cols, glyd_tensor_entropy);
             /* enough copies of the smallest form (the entropy layout's) to pass three times L2 */
             size_t const want = 3 * (size_t)prop.l2CacheSize, smallest = hufBlob.size() < blob.size() ? hufBlob.size()
                                                                                                         : blob.size();
@@ -310,8 +382,9 @@ int main(int argc, char** argv)
             for (int c = 0; c < copies; c++) {
                 size_t err = 0;
                 t[c] = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
-                planes[c] = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
-                huf[c] = glyd_cudaTensorUpload(hufBlob.data(), hufBlob.size(), &err);
+                planes[c] = staged ? NULL : glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+                huf[c] = staged ? NULL : glyd_cudaTensorUpload(hufBlob.data(), hufBlob.size(), &err);
+                if (staged) planes[c] = huf[c] = t[c]; /* unused: the forms are t's */
                 uploaded &= t[c] && planes[c] && huf[c] && !glyd_isError(glyd_cudaTensorNibbles(t[c]));
                 CUDA(cudaMalloc((void**)&dw[c], n * 2));
                 CUDA(cudaMemcpy(dw[c], w.data(), n * 2, cudaMemcpyHostToDevice));
@@ -325,6 +398,7 @@ int main(int argc, char** argv)
             double us[4] = { 0, 0, 0, 0 };
             /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
             for (int form = 0; form < 4 && uploaded; form++) {
+                if (staged) glyd_cudaSetRowsStages(form == 2 ? 2 : form == 3 ? 3 : 0);
                 for (int k = -copies; k < reps; k++) { /* a round of the copies to warm up, then timed */
                     int const c = (k + copies) % copies;
                     if (k == 0) CUDA(cudaEventRecord(a));
@@ -332,14 +406,22 @@ int main(int argc, char** argv)
                         cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, 1, (int)cols, &one, dw[c], CUDA_R_16BF,
                                      (int)cols, dxh, CUDA_R_16BF, (int)cols, &zero, dy, CUDA_R_32F, (int)rows,
                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+                    else if (staged)
+                        glyd_cudaGemv(t[c], rows, cols, dx, 1, dy, NULL);
                     else
                         glyd_cudaGemv(form == 1 ? t[c] : form == 2 ? planes[c] : huf[c], rows, cols, dx, 1, dy, NULL);
                 }
                 CUDA(cudaEventRecord(b));
                 us[form] = time_us(a, b, reps);
+                if (staged) glyd_cudaSetRowsStages(0);
             }
-            printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
-                   (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);
+            if (staged)
+                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.2fx / %.2fx / %.2fx |\n",
+                       (unsigned long long)rows, (unsigned long long)cols, copies, us[0], us[1], us[2], us[3],
+                       us[0] / us[1], us[0] / us[2], us[0] / us[3]);
+            else
+                printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
+                       (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);
             {
                 /* megabytes a microsecond are terabytes a second: GB/s is 1000 times */
                 double const mb[3] = { n * 2 / 1e6, uploaded ? glyd_cudaTensorBytes(t[0]) / 1e6 : 0,
@@ -354,8 +436,8 @@ int main(int argc, char** argv)
             }
             for (int c = 0; c < copies; c++) {
                 glyd_cudaTensorFree(t[c]);
-                glyd_cudaTensorFree(planes[c]);
-                glyd_cudaTensorFree(huf[c]);
+                if (!staged) glyd_cudaTensorFree(planes[c]);
+                if (!staged) glyd_cudaTensorFree(huf[c]);
                 CUDA(cudaFree(dw[c]));
             }
             CUDA(cudaFree(dxh));
@@ -363,10 +445,11 @@ int main(int argc, char** argv)
             CUDA(cudaFree(dy));
         }
         cublasDestroy(h);
-        printf("\nWhat each product reads (weights, with the entropy layout's tables and run index), and how fast:\n\n"
-               "| rows x cols | cuBLAS bf16 | glyd rows kernel | glyd rows kernel, entropy layout |\n"
-               "| --- | ---: | ---: | ---: |\n");
-        for (unsigned s = 0; s < 3; s++) printf("%s\n", rates[s]);
+        if (!staged)
+            printf("\nWhat each product reads (weights, with the entropy layout's tables and run index), "
+                   "and how fast:\n\n| rows x cols | cuBLAS bf16 | glyd rows kernel "
+                   "| glyd rows kernel, entropy layout |\n| --- | ---: | ---: | ---: |\n");
+        for (unsigned s = 0; s < 3 && !staged; s++) printf("%s\n", rates[s]);
         printf("\n");
     }
     printf("%d failed\n", g_failures);

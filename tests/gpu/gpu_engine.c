@@ -11,10 +11,12 @@
  *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
- *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--emulated]
+ *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--no-compact] [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
  *     plain bf16 weights, all on the GPU, in turns in this process: prompt and decode tokens/s (greedy, one token at a
  *     time), weights in GPU memory; a Markdown table and the ratios.
+ *     --no-compact leaves the entropy layout out (run.sh's second
+ *     benchmark, with the fast layout's steps staged: GLYD_CUDA_STAGES).
  *
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
@@ -312,12 +314,14 @@ static void measure(const char* model, int plain, int nbPrompt, int nbDecode, fi
 static int bench(int argc, char** argv)
 {
     const char* const model = argv[2];
-    int nbPrompt = 256, nbDecode = 128, rounds = 2, a, r;
+    int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
+    const char* const stages = getenv("GLYD_CUDA_STAGES");
     figures coded, compact, plain;
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--no-compact")) withCompact = 0;
         else if (!strcmp(argv[a], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
     }
     if (nbPrompt < 1 || nbDecode < 1 || rounds < 1) return 1;
@@ -328,25 +332,31 @@ static int bench(int argc, char** argv)
         measure(model, 0, nbPrompt, nbDecode, &coded);
         measure(model, 1, nbPrompt, nbDecode, &plain);
         /* once: its load codes the entropy layout and indexes its runs */
-        if (r == 0) measure(model, 2, nbPrompt, nbDecode, &compact);
+        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact);
     }
     printf("## The engine on the GPU: %s\n\n", model);
+    if (stages && *stages)
+        printf("The fast layout's products by rows with their steps staged: GLYD_CUDA_STAGES=%s.\n\n", stages);
     printf("%d prompt tokens, then %d generated one at a time (greedy, picked on the GPU); best of %d (the entropy "
            "layout: one run).\n\n", nbPrompt, nbDecode, rounds);
     printf("| weights | prompt tok/s | decode tok/s | weights in GPU memory | of bf16 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     printf("| compressed | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt, coded.decode,
            coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
-    printf("| compressed, entropy layout (--compact) | %.1f | %.1f | %.1f MiB | %.4f |\n", compact.prompt,
-           compact.decode, compact.deviceBytes / 1048576.0, (double)compact.deviceBytes / (double)compact.bf16Bytes);
+    if (withCompact)
+        printf("| compressed, entropy layout (--compact) | %.1f | %.1f | %.1f MiB | %.4f |\n", compact.prompt,
+               compact.decode, compact.deviceBytes / 1048576.0,
+               (double)compact.deviceBytes / (double)compact.bf16Bytes);
     printf("| plain bf16 | %.1f | %.1f | %.1f MiB | %.4f |\n", plain.prompt, plain.decode,
            plain.deviceBytes / 1048576.0, (double)plain.deviceBytes / (double)plain.bf16Bytes);
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
-    printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n\n",
-           compact.decode / plain.decode, compact.prompt / plain.prompt,
-           (double)compact.deviceBytes / (double)plain.deviceBytes);
+    if (withCompact)
+        printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
+               compact.decode / plain.decode, compact.prompt / plain.prompt,
+               (double)compact.deviceBytes / (double)plain.deviceBytes);
+    printf("\n");
     return g_failures ? 1 : 0;
 }
 
@@ -355,6 +365,7 @@ int main(int argc, char** argv)
     if (argc >= 4 && !strcmp(argv[3], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
     if (argc >= 3 && !strcmp(argv[1], "check")) return check(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "bench")) return bench(argc, argv);
-    fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R]\n");
+    fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R] "
+                    "[--no-compact]\n");
     return 1;
 }

@@ -14,6 +14,11 @@
 #                         3 8B's shapes, 32 layers), compressed (fast layout,
 #                         and the entropy layout) against plain bf16 weights,
 #                         all on the GPU;
+#   staged steps          the fast layout's rows kernel with its steps copied
+#                         ahead by the copy engine (sm_90; not yet the
+#                         default): gpu_check --staged, bit for bit and
+#                         timed beside the unstaged kernel and cuBLAS; the
+#                         engine benchmark again with GLYD_CUDA_STAGES=2;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out);
 #   build/gpu_model       the same products and bulk decoding modelled on
@@ -101,6 +106,11 @@ t_steps=$SECONDS
     run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" \
         --like "$SHARED/fixtures/stories260K/model.safetensors" -o "$synth" >/dev/null
     run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
+    # after the default kernels' figures, each in a step of its own: a
+    # staged kernel that never ends costs its step's limit, not the run
+    run 60 "staged products" "$gpu_check" "$SHARED/fixtures" --staged
+    run 120 "engine benchmark, staged" env GLYD_CUDA_STAGES=2 "$bin/gpu_engine" bench "$synth" --prompt 256 \
+        --tokens 128 --rounds 2 --no-compact
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
