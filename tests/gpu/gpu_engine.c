@@ -11,22 +11,27 @@
  *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
- *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--no-compact] [--emulated]
+ *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--no-compact]
+ *                              [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
- *     plain bf16 weights, all on the GPU, in turns in this process: prompt and decode tokens/s (greedy, one token at a
- *     time), weights in GPU memory; a Markdown table and the ratios.
- *     --no-compact leaves the entropy layout out (run.sh's second
- *     benchmark, with the fast layout's steps staged: GLYD_CUDA_STAGES).
+ *     plain bf16 weights, all on the GPU, in turns in this process: prompt
+ *     and decode tokens/s (greedy, one token at a time), weights in GPU
+ *     memory; a Markdown table and the ratios. --stages N: the fast layout
+ *     timed again with its products' steps staged in N slots (sm_90 on),
+ *     the same model loaded once, its tokens checked against the
+ *     unstaged ones. --no-compact leaves the entropy layout out.
  *
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
  */
+#include <dlfcn.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "glyd.h"
 
@@ -282,31 +287,93 @@ typedef struct {
     unsigned long long deviceBytes, bf16Bytes;
 } figures;
 
-static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best)
+/* The CUDA library's setting of staged steps (glyd_cudaSetRowsStages),
+ * from the copy that the engine loaded (beside this program, as
+ * glyd_gpuCuda looks first; RTLD_NOLOAD: that copy or none, since the
+ * engine keeps its symbols to itself); NULL where none is loaded (no GPU,
+ * or --emulated). */
+typedef unsigned (*stages_fn)(unsigned);
+static stages_fn stages_setter(void)
 {
-    glyd_llm* const m = open_on(model, g_gpu, plain, (unsigned long long)(nbPrompt + nbDecode + 8));
-    glyd_llmInfo info;
-    int* const prompt = (int*)malloc(sizeof(int) * (size_t)nbPrompt);
+    char self[4096], path[4200];
+    ssize_t const len = readlink("/proc/self/exe", self, sizeof self - 1);
+    char* slash;
+    void* lib;
+    stages_fn f = NULL;
+    if (len <= 0) return NULL;
+    self[len] = 0;
+    slash = strrchr(self, '/');
+    if (slash) slash[1] = 0;
+    snprintf(path, sizeof path, "%scuda/libglyd_cuda.so", slash ? self : "");
+    lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+    if (!lib) return NULL;
+    *(void**)&f = dlsym(lib, "glyd_cudaSetRowsStages");
+    dlclose(lib); /* the engine's reference keeps it loaded */
+    return f;
+}
+
+/* A prompt, then nbDecode tokens one at a time (greedy), timed; the
+ * tokens generated into out. */
+static void time_tokens(glyd_llm* m, const int* prompt, int nbPrompt, int nbDecode, int* out, figures* best)
+{
     int tok, i;
     double t0, tp, td;
-    glyd_llmGetInfo(m, &info);
-    for (i = 0; i < nbPrompt; i++) prompt[i] = 1 + (i * 7919) % (int)(info.vocabSize - 1);
-    /* a warm-up: the first launches load the kernels */
-    CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up");
     t0 = now_s();
     CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, (size_t)nbPrompt, 0, &tok)), "prompt");
     tp = now_s() - t0;
     t0 = now_s();
     for (i = 0; i < nbDecode; i++) {
-        int next;
-        CHECK(!glyd_isError(glyd_llmGreedy(m, &tok, 1, (size_t)(nbPrompt + i), &next)), "decode");
-        tok = next;
+        CHECK(!glyd_isError(glyd_llmGreedy(m, &tok, 1, (size_t)(nbPrompt + i), &out[i])), "decode");
+        tok = out[i];
     }
     td = now_s() - t0;
     if (nbPrompt / tp > best->prompt) best->prompt = nbPrompt / tp;
     if (nbDecode / td > best->decode) best->decode = nbDecode / td;
+}
+
+/* The model opened with weights as `plain` says, timed into best; for the
+ * fast layout with stages > 0, timed again with its products' steps staged
+ * (the same model in memory, so the same weights side by side), into
+ * staged, whose tokens must be the default's: its products are the
+ * same sums bit for bit. */
+static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best, unsigned stages,
+                    figures* staged)
+{
+    glyd_llm* const m = open_on(model, g_gpu, plain, (unsigned long long)(nbPrompt + nbDecode + 8));
+    glyd_llmInfo info;
+    int* const prompt = (int*)malloc(sizeof(int) * (size_t)nbPrompt);
+    int* const toks = (int*)malloc(sizeof(int) * 2 * (size_t)nbDecode);
+    int tok, i;
+    glyd_llmGetInfo(m, &info);
+    for (i = 0; i < nbPrompt; i++) prompt[i] = 1 + (i * 7919) % (int)(info.vocabSize - 1);
+    /* a warm-up: the first launches load the kernels */
+    CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up");
+    time_tokens(m, prompt, nbPrompt, nbDecode, toks, best);
     best->deviceBytes = info.deviceWeightBytes;
     best->bf16Bytes = info.weightBytesBf16;
+    if (plain == 0 && stages) {
+        stages_fn const set = stages_setter();
+        float* const logits = (float*)malloc(sizeof(float) * 2 * info.vocabSize);
+        if (set && logits) {
+            set(stages);
+            CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up, staged");
+            time_tokens(m, prompt, nbPrompt, nbDecode, toks + nbDecode, staged);
+            staged->deviceBytes = info.deviceWeightBytes;
+            staged->bf16Bytes = info.weightBytesBf16;
+            for (i = 0; i < nbDecode && toks[i] == toks[nbDecode + i]; i++) {}
+            CHECK(i == nbDecode, "staged steps: token %d of %d differs (%d, not %d)", i, nbDecode,
+                  i < nbDecode ? toks[nbDecode + i] : 0, i < nbDecode ? toks[i] : 0);
+            /* and a token's logits (every product at batch 1), bit for bit */
+            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, logits + info.vocabSize, 0)), "forward, staged");
+            set(0);
+            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, logits, 0)), "forward");
+            CHECK(!memcmp(logits, logits + info.vocabSize, sizeof(float) * info.vocabSize),
+                  "staged steps: logits differ from the unstaged products' (largest difference %g)",
+                  max_diff(logits, logits + info.vocabSize, info.vocabSize));
+        }
+        free(logits);
+    }
+    free(toks);
     free(prompt);
     glyd_llmClose(m);
 }
@@ -315,34 +382,44 @@ static int bench(int argc, char** argv)
 {
     const char* const model = argv[2];
     int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
-    const char* const stages = getenv("GLYD_CUDA_STAGES");
-    figures coded, compact, plain;
+    unsigned stages = 0;
+    const char* const env = getenv("GLYD_CUDA_STAGES");
+    figures coded, staged, compact, plain;
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--stages") && a + 1 < argc) stages = (unsigned)atoi(argv[++a]);
         else if (!strcmp(argv[a], "--no-compact")) withCompact = 0;
         else if (!strcmp(argv[a], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
+        else {
+            fprintf(stderr, "gpu_engine bench: unknown option %s\n", argv[a]);
+            return 1;
+        }
     }
     if (nbPrompt < 1 || nbDecode < 1 || rounds < 1) return 1;
     memset(&coded, 0, sizeof coded);
+    memset(&staged, 0, sizeof staged);
     memset(&compact, 0, sizeof compact);
     memset(&plain, 0, sizeof plain);
     for (r = 0; r < rounds; r++) {
-        measure(model, 0, nbPrompt, nbDecode, &coded);
-        measure(model, 1, nbPrompt, nbDecode, &plain);
+        measure(model, 0, nbPrompt, nbDecode, &coded, stages, &staged);
+        measure(model, 1, nbPrompt, nbDecode, &plain, 0, NULL);
         /* once: its load codes the entropy layout and indexes its runs */
-        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact);
+        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, 0, NULL);
     }
     printf("## The engine on the GPU: %s\n\n", model);
-    if (stages && *stages)
-        printf("The fast layout's products by rows with their steps staged: GLYD_CUDA_STAGES=%s.\n\n", stages);
+    if (env && *env) printf("GLYD_CUDA_STAGES=%s: the fast layout's products staged in every row below.\n\n", env);
     printf("%d prompt tokens, then %d generated one at a time (greedy, picked on the GPU); best of %d (the entropy "
            "layout: one run).\n\n", nbPrompt, nbDecode, rounds);
     printf("| weights | prompt tok/s | decode tok/s | weights in GPU memory | of bf16 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     printf("| compressed | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt, coded.decode,
            coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
+    if (staged.decode > 0)
+        printf("| compressed, products' steps staged (%u slots; sm_90 on) | %.1f | %.1f | %.1f MiB | %.4f |\n", stages,
+               staged.prompt, staged.decode, staged.deviceBytes / 1048576.0,
+               (double)staged.deviceBytes / (double)staged.bf16Bytes);
     if (withCompact)
         printf("| compressed, entropy layout (--compact) | %.1f | %.1f | %.1f MiB | %.4f |\n", compact.prompt,
                compact.decode, compact.deviceBytes / 1048576.0,
@@ -352,6 +429,11 @@ static int bench(int argc, char** argv)
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
+    if (staged.decode > 0)
+        printf("staged / plain: decode %.3fx, prompt %.3fx (staged / unstaged decode: %.3fx)\n",
+               staged.decode / plain.decode, staged.prompt / plain.prompt, staged.decode / coded.decode);
+    else if (stages)
+        printf("staged steps: not measured (no CUDA library loaded beside this program)\n");
     if (withCompact)
         printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
                compact.decode / plain.decode, compact.prompt / plain.prompt,
@@ -366,6 +448,6 @@ int main(int argc, char** argv)
     if (argc >= 3 && !strcmp(argv[1], "check")) return check(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "bench")) return bench(argc, argv);
     fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R] "
-                    "[--no-compact]\n");
+                    "[--stages N] [--no-compact]\n");
     return 1;
 }

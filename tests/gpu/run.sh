@@ -17,8 +17,9 @@
 #   staged steps          the fast layout's rows kernel with its steps copied
 #                         ahead by the copy engine (sm_90; not yet the
 #                         default): gpu_check --staged, bit for bit and
-#                         timed beside the unstaged kernel and cuBLAS; the
-#                         engine benchmark again with GLYD_CUDA_STAGES=2;
+#                         timed beside the unstaged kernel and cuBLAS; then
+#                         in the engine benchmark (--stages 2), where those
+#                         passed and every step before them did;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out);
 #   build/gpu_model       the same products and bulk decoding modelled on
@@ -72,6 +73,7 @@ else
     trap 'rm -rf "$report" "$report.unit" "$report.memcheck" "$synth"' EXIT
 fi
 status=0
+last=0 # the last step's exit status
 steps=
 # a step (LIMIT NAME COMMAND...): its own time limit, cut to what is left
 # of the run's; a failure is recorded, the next step runs
@@ -82,11 +84,12 @@ run() {
     if [ "$limit" -gt "$left" ]; then limit=$left; fi
     if [ "$limit" -lt 5 ]; then
         echo "**not run, the run's $((deadline - start)) s are spent: $* **"
-        status=124
+        status=124 last=124
         steps+="| $name | - | not run |"$'\n'
         return 0
     fi
     timeout "$limit" "$@" || rc=$?
+    last=$rc
     if [ "$rc" != 0 ]; then status=$rc; fi
     if [ "$rc" = 124 ]; then echo "**timed out after $limit s: $* **"; fi
     steps+="| $name | $((SECONDS - t0)) | $([ "$rc" = 0 ] && echo passed || echo "exit $rc") |"$'\n'
@@ -105,12 +108,14 @@ t_steps=$SECONDS
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
     run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" \
         --like "$SHARED/fixtures/stories260K/model.safetensors" -o "$synth" >/dev/null
-    run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
-    # after the default kernels' figures, each in a step of its own: a
-    # staged kernel that never ends costs its step's limit, not the run
+    # the fast layout timed again with its products' steps staged, after
+    # its default figures, the same model loaded: the staged kernel's own
+    # products first, in a step of their own, so that one that never ends
+    # costs that step's limit, and the engine is not run staged then
     run 60 "staged products" "$gpu_check" "$SHARED/fixtures" --staged
-    run 120 "engine benchmark, staged" env GLYD_CUDA_STAGES=2 "$bin/gpu_engine" bench "$synth" --prompt 256 \
-        --tokens 128 --rounds 2 --no-compact
+    stages=(--stages 2)
+    [ "$last" = 0 ] || stages=()
+    run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2 "${stages[@]}"
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
