@@ -266,9 +266,24 @@ __device__ __forceinline__ void warp_store_groups(uint4* __restrict__ dst, const
     __syncwarp(); /* the stage is read before it is written again */
 }
 
+/* gk_unit_start for the bulk decoder's read ahead: in one load where the
+ * count is aligned (the blob's index of counts is, as coded), so that its
+ * register is all that the use waits on; four byte loads were joined into
+ * a word as they were made, which waited for them there. */
+__device__ __forceinline__ uint32_t unit_start_ahead(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u)
+{
+    if (u == 0) return 0;
+    const uint8_t* const p = blob + t.ends + 4 * (u - 1);
+    return (uintptr_t)p & 3 ? gk_read32(p) : __ldg((const uint32_t*)p);
+}
+
 /* Units [u0, u1), element i into out[i - u0 * unitSize]. Registers held
  * to 48, so that 10 blocks fit a multiprocessor (the warps' stores through
- * shared memory took 55 otherwise: 9, as many warps as a block fewer). */
+ * shared memory took 55 otherwise: 9, as many warps as a block fewer).
+ * The grid fills the device once (decode_grid) and each block loops over
+ * its units, reading the next one's escape counts while it decodes this
+ * one: a block a unit read them first, a trip to memory before its
+ * window's and its groups' loads could start. */
 __global__ void __launch_bounds__(BLOCK, 10)
 fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
 {
@@ -283,19 +298,28 @@ fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, u
      * a warp whose groups are all whole writes them 512 bytes at a time */
     bool const wide = t.codeForm == GK_CODES_NIBBLES && nibble_words_aligned(blob, &t) && !((uintptr_t)out & 15);
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
-    for (uint64_t u = u0 + blockIdx.x; u < u1; u += gridDim.x) {
+    uint64_t u = u0 + blockIdx.x;
+    /* the escapes before unit u (even lanes) and after it (odd lanes), each
+     * lane's own: read as the block's, the compiler took each into a
+     * uniform register as it was loaded, which waited for it there */
+    uint32_t ahead = u < u1 ? unit_start_ahead(blob, t, u + (lane & 1)) : 0;
+    for (; u < u1; u += gridDim.x) {
         uint64_t const a = u * t.unitSize;
         uint64_t const b = gk_unit_end(&t, u);
-        uint64_t const last = (b - 1) >> 5, nbEsc = gk_unit_start(blob, &t, u + 1);
-        uint64_t esc = gk_unit_start(blob, &t, u);
+        uint64_t const last = (b - 1) >> 5, nbEsc = __shfl_sync(0xFFFFFFFFu, ahead, 1);
+        uint64_t esc = __shfl_sync(0xFFFFFFFFu, ahead, 0);
+        if (u + gridDim.x < u1) ahead = unit_start_ahead(blob, t, u + gridDim.x + (lane & 1));
         for (uint64_t g0 = a >> 5; g0 <= last; g0 += BLOCK) {
             uint64_t const g = g0 + threadIdx.x;
             bool const whole = wide && g <= last && 32 * g + 32 <= b;
             bool const warpWhole = wide && 32 * (g - lane + 32) <= b; /* the same in every lane of the warp */
             uint32_t sel[4], raw[8], m = 0;
-            /* every load of the step first: codes, planes, the escape window */
+            /* every load of the step first: the escape window, codes,
+             * planes; the window's word stored in shared memory once they
+             * are all issued (stored as it came, it held the group's loads
+             * back a trip to memory) */
             uint64_t const first = gk_window_first(esc);
-            if (wide) window[threadIdx.x] = gk_window_word(blob, &t, first, threadIdx.x);
+            uint32_t const word = wide ? gk_window_word(blob, &t, first, threadIdx.x) : 0;
             if (whole) {
                 const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * g;
                 uint32_t const w0 = __ldg(cp), w1 = __ldg(cp + 1), w2 = __ldg(cp + 2);
@@ -305,6 +329,7 @@ fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, u
             } else if (g <= last) {
                 m = gk_fast_escapes(blob, &t, g, a, b);
             }
+            if (wide) window[threadIdx.x] = word;
             uint32_t before, total;
             Scan(scan).ExclusiveSum(gk_popc(m), before, total);
             __syncthreads(); /* the window is whole */
@@ -1157,11 +1182,34 @@ static unsigned grid_for(uint64_t n) { return (unsigned)(n < 65535 * 8 ? (n ? n 
 /* The backend's launchers (lib/infer/gpu.c through cuda/device.c): units
  * [u0, u1) of a fast-layout blob into out (from the first unit's first
  * element); y = W x with room for parts given. 0 or the CUDA error. */
+/* Blocks of fast_decode_kernel for n units: as many as the device holds
+ * at once (asked once per device), or n where fewer. */
+static cudaError_t decode_grid(uint64_t n, unsigned* grid)
+{
+    static int perSm[16];
+    device_limits dev;
+    cudaError_t e = limits(&dev);
+    int per = dev.device < 16 ? perSm[dev.device] : 0;
+    if (e != cudaSuccess) return e;
+    if (!per) {
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, fast_decode_kernel, BLOCK, 0);
+        if (e != cudaSuccess) return e;
+        if (per < 1) per = 1;
+        if (dev.device < 16) perSm[dev.device] = per;
+    }
+    uint64_t const full = (uint64_t)dev.sms * (uint64_t)per;
+    *grid = grid_for(n < full ? n : full);
+    return cudaSuccess;
+}
+
 extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
                                           uint16_t* out, void* stream)
 {
+    unsigned grid;
+    cudaError_t e;
     if (u1 <= u0) return 0;
-    fast_decode_kernel<<<grid_for(u1 - u0), BLOCK, 0, (cudaStream_t)stream>>>(blob, *t, u0, u1, out);
+    if ((e = decode_grid(u1 - u0, &grid)) != cudaSuccess) return (int)e;
+    fast_decode_kernel<<<grid, BLOCK, 0, (cudaStream_t)stream>>>(blob, *t, u0, u1, out);
     return (int)cudaGetLastError();
 }
 
