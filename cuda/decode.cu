@@ -266,10 +266,10 @@ __device__ __forceinline__ void warp_store_groups(uint4* __restrict__ dst, const
     __syncwarp(); /* the stage is read before it is written again */
 }
 
-/* gk_unit_start for the bulk decoder's read ahead: in one load where the
- * count is aligned (the blob's index of counts is, as coded), so that its
- * register is all that the use waits on; four byte loads were joined into
- * a word as they were made, which waited for them there. */
+/* gk_unit_start for a read ahead (bulk decoding, products): in one load
+ * where the count is aligned (the blob's index of counts is, as coded),
+ * so that its register is all that its use waits on; four byte loads were
+ * joined into a word as they were made, which waited for them there. */
 __device__ __forceinline__ uint32_t unit_start_ahead(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u)
 {
     if (u == 0) return 0;
@@ -507,9 +507,9 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
                         unsigned stages)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) /* slots, windows; staged, rings and their barriers */
+    if (layout == GK_LAYOUT_FAST) /* slots, windows; staged, rings and their barriers; escape counts */
         return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps +
-               (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps;
+               (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps + sizeof(uint32_t) * 2 * warps;
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -550,28 +550,72 @@ __device__ __forceinline__ uint64_t rows_unit(uint64_t item, uint64_t perRow, ui
     return perRow > 1 ? item * perRow + part : item;
 }
 
+/* Four bytes of global memory into shared memory, copied while the
+ * thread goes on (cp.async, sm_80 on: no register waits for them, so no
+ * instruction does until copy_wait); a __syncwarp after copy_wait shows
+ * them to the warp. On the CPU (tests/cudacpu), copied at once. */
+__device__ __forceinline__ void copy4_async(uint32_t* dst, const void* src)
+{
+#ifndef GLYD_CUDACPU
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"((unsigned)__cvta_generic_to_shared(dst)),
+                 "l"(__cvta_generic_to_global(src))
+                 : "memory");
+#else
+    memcpy(dst, src, 4);
+#endif
+}
+
+__device__ __forceinline__ void copy_wait(void)
+{
+#ifndef GLYD_CUDACPU
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
 /* What the rows kernel reads of an item before its first step, read an
  * item ahead of its use (the first in x's trip: a warp mostly has one
  * item, and at a row a unit these reads were a trip of their own before
  * the row's first step, a fifth of a 4096-column row's): the fast layout's
- * escape counts around item0; where the lane's run of the Huffman units
- * from item0 on starts (the stream's first word needs it). */
+ * escape counts around item0, into the warp's two words of shared memory
+ * (rows_counts_ahead; held in registers, at batch 1 one was spilled as it
+ * was loaded, and the spill's store waited for the load); where the lane's
+ * run of the Huffman units from item0 on starts (the stream's first word
+ * needs it). */
 typedef struct {
-    uint64_t esc, end, bit;
+    uint64_t bit; /* Huffman */
 } rows_ahead;
+
+/* Lanes 0 and 1: the escapes before unit u and after it into counts[0]
+ * and counts[1], copied where aligned (the index of counts is, as coded). */
+__device__ __forceinline__ void rows_counts_ahead(uint32_t* counts, const uint8_t* __restrict__ blob,
+                                                  const gk_tensor& t, uint64_t u, unsigned lane)
+{
+    uint64_t const v = u + lane;
+    if (lane > 1) return;
+    if (v == 0) {
+        counts[lane] = 0;
+        return;
+    }
+    const uint8_t* const p = blob + t.ends + 4 * (v - 1);
+    if ((uintptr_t)p & 3) counts[lane] = gk_read32(p);
+    else copy4_async(counts + lane, p);
+}
+
+/* The counts that rows_counts_ahead asked for, seen by every lane. */
+__device__ __forceinline__ void rows_counts_wait(void)
+{
+    copy_wait();
+    __syncwarp();
+}
 
 template <int LAYOUT>
 __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict__ blob, const gk_tensor& t,
-                                                      const uint16_t* __restrict__ runs, uint64_t item0,
-                                                      uint64_t items, uint64_t step, uint64_t perRow, uint64_t part,
-                                                      unsigned lane, unsigned rpu, unsigned together)
+                                                      const uint16_t* __restrict__ runs, uint32_t* counts,
+                                                      uint64_t item0, uint64_t items, uint64_t step, uint64_t perRow,
+                                                      uint64_t part, unsigned lane, unsigned rpu, unsigned together)
 {
-    rows_ahead a = { 0, 0, 0 };
-    if (LAYOUT == GK_LAYOUT_FAST && item0 < items) {
-        uint64_t const u = rows_unit(item0, perRow, part);
-        a.esc = gk_escapes_before(blob, &t, u);
-        a.end = gk_escapes_before(blob, &t, u + 1);
-    }
+    rows_ahead a = { 0 };
+    if (LAYOUT == GK_LAYOUT_FAST && item0 < items) rows_counts_ahead(counts, blob, t, rows_unit(item0, perRow, part), lane);
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         uint64_t const item = item0 + lane / rpu * step;
         if (lane < together * rpu && item < items)
@@ -752,21 +796,28 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
-    rows_ahead ahead =
-        rows_read_ahead<LAYOUT>(blob, t, runs, firstItem, items, step, perRow, part, lane, rpu, together);
-    /* staged: the escape window's word of the next step, read a step
-     * ahead (its first escape is known once the step before has counted
-     * its own), as the copies are */
-    uint32_t wordNext = STAGED && firstItem < items ? gk_window_word(blob, &t, gk_window_first(ahead.esc), lane) : 0;
-    /* x's part for this block, padded */
-    stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* fast: a slot a thread, then a window of 32 words a warp; staged,
-     * then each warp's ring of steps, then their barriers */
+     * then each warp's ring of steps, then their barriers; then each
+     * warp's two escape counts read ahead */
     uint32_t* const window = (uint32_t*)after + GK_PATCH_SLOT_WORDS * blockDim.x + 32 * warp;
     uint8_t* const ring = after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
                           STAGE_BYTES * stages * warp;
-    uint64_t* const bars = (uint64_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
-                                       STAGE_BYTES * stages * warps) + stages * warp;
+    uint64_t* const barsAll = (uint64_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
+                                          STAGE_BYTES * stages * warps);
+    uint64_t* const bars = barsAll + stages * warp;
+    uint32_t* const counts = (uint32_t*)(barsAll + stages * warps) + 2 * warp;
+    rows_ahead ahead =
+        rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
+    /* staged: the escape window's word of the next step, read a step
+     * ahead (its first escape is known once the step before has counted
+     * its own), as the copies are */
+    uint32_t wordNext = 0;
+    if (STAGED && firstItem < items) {
+        rows_counts_wait();
+        wordNext = gk_window_word(blob, &t, gk_window_first(counts[0]), lane);
+    }
+    /* x's part for this block, padded */
+    stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* staged: the next step to copy */
     unsigned slot = 0, parity = 0;        /* staged: the step at hand's slot, and its phase's parity */
     if (STAGED) {
@@ -793,8 +844,14 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     gk_planes planes;
     for (uint64_t item0 = firstItem; item0 < items; item0 += together * step) {
         rows_ahead const now = ahead;
-        ahead = rows_read_ahead<LAYOUT>(blob, t, runs, item0 + together * step, items, step, perRow, part, lane, rpu,
-                                        together);
+        uint64_t escNow = 0, endNow = 0; /* fast */
+        if (LAYOUT == GK_LAYOUT_FAST) {
+            rows_counts_wait();
+            escNow = counts[0], endNow = counts[1];
+            __syncwarp(); /* read by every lane before the next item's come */
+        }
+        ahead = rows_read_ahead<LAYOUT>(blob, t, runs, counts, item0 + together * step, items, step, perRow, part,
+                                        lane, rpu, together);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             for (unsigned j = 0; j < together && item0 + j * step < items; j++)
                 prefetch_planes(blob, t, rows_unit(item0 + j * step, perRow, part), lane);
@@ -808,8 +865,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
             uint64_t const u = rows_unit(item0 + j * step, perRow, part);
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
-            uint64_t const nbEsc = now.end; /* fast: one item at a time (together 1) */
-            uint64_t esc = now.esc;
+            /* fast: one item at a time (together 1) */
+            uint64_t const nbEsc = endNow;
+            uint64_t esc = escNow;
             uint8_t* const unit = units + j * gk_huf_unit_bytes(&t);
             for (uint64_t r = 0; r < nbRows; r++) {
                 uint64_t const q0 = (unitStart + r * span) / 32;
@@ -868,7 +926,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         if (STAGED) {
                             /* the next step's: this item's, or after its last, the next item's first */
                             bool const last = r + 1 == nbRows && i + 32 >= groups;
-                            wordNext = gk_window_word(blob, &t, gk_window_first(last ? ahead.esc : esc), lane);
+                            uint64_t from = esc;
+                            if (last) { /* the warp's every lane */
+                                rows_counts_wait();
+                                from = counts[0];
+                            }
+                            wordNext = gk_window_word(blob, &t, gk_window_first(from), lane);
                         }
                         __syncwarp(); /* the last step's window is read */
                         window[lane] = word;
