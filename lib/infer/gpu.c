@@ -585,6 +585,9 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
 /* CUDA's device, from libglyd_cuda.so                                       */
 /* ------------------------------------------------------------------------ */
 
+/* The library, once a glyd_gpuCuda has loaded it. */
+static void* g_cudaLib;
+
 /* The library is looked for beside the program (build/cuda/, as `make
  * cuda` leaves it, or ../lib/ once installed), then where the dynamic
  * loader looks. Loaded once, never unloaded. */
@@ -612,6 +615,7 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap)
         snprintf(why, whyCap, "libglyd_cuda.so was not found (built by `make cuda`): %s", dlerror());
         return NULL;
     }
+    g_cudaLib = lib;
     *(void**)&open = dlsym(lib, "glyd_cudaDeviceOpen");
     if (!open) {
         snprintf(why, whyCap, "libglyd_cuda.so has no glyd_cudaDeviceOpen");
@@ -619,3 +623,5 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap)
     }
     return open(why, whyCap);
 }
+
+void* glyd_gpuCudaSymbol(const char* name) { return g_cudaLib ? dlsym(g_cudaLib, name) : NULL; }

@@ -248,6 +248,10 @@ glyd_gpuDevice* glyd_gpuEmulated(void);
 /* CUDA's device, from libglyd_cuda.so: NULL with *why set when it is not
  * there or finds no GPU. */
 glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
+/* A symbol of the libglyd_cuda.so that glyd_gpuCuda loaded (its settings,
+ * for tools that time them): NULL when none is loaded or it has no such
+ * symbol. */
+void* glyd_gpuCudaSymbol(const char* name);
 
 /* The GPU backend over a device (which it then owns): the weights are
  * uploaded as they are held (fast layout, plain bf16, or the Huffman layout

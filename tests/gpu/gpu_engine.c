@@ -24,16 +24,15 @@
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
  */
-#include <dlfcn.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "glyd.h"
+#include "../../lib/infer/infer.h" /* glyd_gpuCudaSymbol */
 
 static int g_failures;
 static int g_gpu = GLYD_GPU_CUDA; /* --emulated: the check on the CPU's emulation */
@@ -288,27 +287,13 @@ typedef struct {
 } figures;
 
 /* The CUDA library's setting of staged steps (glyd_cudaSetRowsStages),
- * from the copy that the engine loaded (beside this program, as
- * glyd_gpuCuda looks first; RTLD_NOLOAD: that copy or none, since the
- * engine keeps its symbols to itself); NULL where none is loaded (no GPU,
- * or --emulated). */
+ * from the copy that the engine loaded; NULL where none is (no GPU, or
+ * --emulated). */
 typedef unsigned (*stages_fn)(unsigned);
 static stages_fn stages_setter(void)
 {
-    char self[4096], path[4200];
-    ssize_t const len = readlink("/proc/self/exe", self, sizeof self - 1);
-    char* slash;
-    void* lib;
-    stages_fn f = NULL;
-    if (len <= 0) return NULL;
-    self[len] = 0;
-    slash = strrchr(self, '/');
-    if (slash) slash[1] = 0;
-    snprintf(path, sizeof path, "%scuda/libglyd_cuda.so", slash ? self : "");
-    lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-    if (!lib) return NULL;
-    *(void**)&f = dlsym(lib, "glyd_cudaSetRowsStages");
-    dlclose(lib); /* the engine's reference keeps it loaded */
+    stages_fn f;
+    *(void**)&f = glyd_gpuCudaSymbol("glyd_cudaSetRowsStages");
     return f;
 }
 
@@ -433,7 +418,7 @@ static int bench(int argc, char** argv)
         printf("staged / plain: decode %.3fx, prompt %.3fx (staged / unstaged decode: %.3fx)\n",
                staged.decode / plain.decode, staged.prompt / plain.prompt, staged.decode / coded.decode);
     else if (stages)
-        printf("staged steps: not measured (no CUDA library loaded beside this program)\n");
+        printf("staged steps: not measured (no CUDA library loaded)\n");
     if (withCompact)
         printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
                compact.decode / plain.decode, compact.prompt / plain.prompt,
