@@ -266,14 +266,22 @@ __device__ __forceinline__ void warp_store_groups(uint4* __restrict__ dst, const
     __syncwarp(); /* the stage is read before it is written again */
 }
 
-/* gk_unit_start for a read ahead (bulk decoding, products): in one load
- * where the count is aligned (the blob's index of counts is, as coded),
- * so that its register is all that its use waits on; four byte loads were
- * joined into a word as they were made, which waited for them there. */
+/* gk_unit_start for a read ahead (bulk decoding, products): where the
+ * count of escapes before unit u is (NULL for unit 0, whose count is 0);
+ * read in one load where it is aligned (the blob's index of counts is, as
+ * coded), so that its register is all that its use waits on: four byte
+ * loads were joined into a word as they were made, which waited for them
+ * there. */
+__device__ __forceinline__ const uint8_t* unit_start_at(const uint8_t* __restrict__ blob, const gk_tensor& t,
+                                                        uint64_t u)
+{
+    return u ? blob + t.ends + 4 * (u - 1) : NULL;
+}
+
 __device__ __forceinline__ uint32_t unit_start_ahead(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t u)
 {
-    if (u == 0) return 0;
-    const uint8_t* const p = blob + t.ends + 4 * (u - 1);
+    const uint8_t* const p = unit_start_at(blob, t, u);
+    if (!p) return 0;
     return (uintptr_t)p & 3 ? gk_read32(p) : __ldg((const uint32_t*)p);
 }
 
@@ -590,15 +598,10 @@ typedef struct {
 __device__ __forceinline__ void rows_counts_ahead(uint32_t* counts, const uint8_t* __restrict__ blob,
                                                   const gk_tensor& t, uint64_t u, unsigned lane)
 {
-    uint64_t const v = u + lane;
     if (lane > 1) return;
-    if (v == 0) {
-        counts[lane] = 0;
-        return;
-    }
-    const uint8_t* const p = blob + t.ends + 4 * (v - 1);
-    if ((uintptr_t)p & 3) counts[lane] = gk_read32(p);
-    else copy4_async(counts + lane, p);
+    const uint8_t* const p = unit_start_at(blob, t, u + lane);
+    if (p && !((uintptr_t)p & 3)) copy4_async(counts + lane, p);
+    else counts[lane] = unit_start_ahead(blob, t, u + lane);
 }
 
 /* The counts that rows_counts_ahead asked for, seen by every lane. */
@@ -808,16 +811,6 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint32_t* const counts = (uint32_t*)(barsAll + stages * warps) + 2 * warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
-    /* staged: the escape window's word of the next step, read a step
-     * ahead (its first escape is known once the step before has counted
-     * its own), as the copies are */
-    uint32_t wordNext = 0;
-    if (STAGED && firstItem < items) {
-        rows_counts_wait();
-        wordNext = gk_window_word(blob, &t, gk_window_first(counts[0]), lane);
-    }
-    /* x's part for this block, padded */
-    stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* staged: the next step to copy */
     unsigned slot = 0, parity = 0;        /* staged: the step at hand's slot, and its phase's parity */
     if (STAGED) {
@@ -829,6 +822,16 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             if (lane == 0) stage_issue(bars + k, ring + STAGE_BYTES * k, coming.codes, coming.planes);
             step_next(blob, t, &coming, items, perRow, part, step);
         }
+    }
+    /* x's part for this block, padded */
+    stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
+    /* staged: the escape window's word of the next step, read a step
+     * ahead (its first escape is known once the step before has counted
+     * its own), as the copies are; the first item's counts came with x */
+    uint32_t wordNext = 0;
+    if (STAGED && firstItem < items) {
+        rows_counts_wait();
+        wordNext = gk_window_word(blob, &t, gk_window_first(counts[0]), lane);
     }
     if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
@@ -1242,9 +1245,6 @@ extern "C" size_t glyd_cudaTensorBytes(const glyd_cudaTensor* t) { return t->byt
 /* Blocks for n units: enough to fill the device, the rest looped over. */
 static unsigned grid_for(uint64_t n) { return (unsigned)(n < 65535 * 8 ? (n ? n : 1) : 65535 * 8); }
 
-/* The backend's launchers (lib/infer/gpu.c through cuda/device.c): units
- * [u0, u1) of a fast-layout blob into out (from the first unit's first
- * element); y = W x with room for parts given. 0 or the CUDA error. */
 /* Blocks of fast_decode_kernel for n units: as many as the device holds
  * at once (asked once per device), or n where fewer. */
 static cudaError_t decode_grid(uint64_t n, unsigned* grid)
@@ -1265,6 +1265,9 @@ static cudaError_t decode_grid(uint64_t n, unsigned* grid)
     return cudaSuccess;
 }
 
+/* The backend's launchers (lib/infer/gpu.c through cuda/device.c): units
+ * [u0, u1) of a fast-layout blob into out (from the first unit's first
+ * element); y = W x with room for parts given. 0 or the CUDA error. */
 extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
                                           uint16_t* out, void* stream)
 {
