@@ -326,6 +326,19 @@ uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src)
     return b.slots[set][32 * w + (unsigned)src];
 }
 
+unsigned cudacpu_ballot(unsigned mask, int pred)
+{
+    Block& b = g_block;
+    unsigned const me = b.current, w = me / 32;
+    unsigned const set = b.fibers[me].exchanges++ & 1; /* as a shuffle's */
+    unsigned bits = 0;
+    b.slots[set][me] = pred != 0;
+    warp_barrier(mask, "a ballot");
+    for (unsigned l = 0; l < 32; l++)
+        if (b.released[w] >> l & 1 && b.slots[set][32 * w + l]) bits |= 1u << l;
+    return bits;
+}
+
 void* cudacpu_dynamicShared(void) { return g_block.shared; }
 
 void cudacpu_poison(void* p, size_t size)

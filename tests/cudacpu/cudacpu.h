@@ -85,6 +85,8 @@ void cudacpu_syncthreads(void);
 void cudacpu_syncwarp(unsigned mask);
 /* the 64 bits `v` that the lane gives, the bits lane `src` gave */
 uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src);
+/* a bit for each lane that took part whose pred is not 0 */
+unsigned cudacpu_ballot(unsigned mask, int pred);
 void* cudacpu_dynamicShared(void);
 /* fills a static shared variable with cudacpu_poison bytes, the first time
  * a thread of the running block passes its declaration */
@@ -129,6 +131,8 @@ template <class T> inline T __shfl_xor_sync(unsigned mask, T v, int m, int width
     int const lane = (int)cudacpu_lane(), src = lane ^ m;
     return cudacpu_from_bits<T>(cudacpu_exchange(mask, cudacpu_bits(v), (src & ~(width - 1)) == (lane & ~(width - 1)) ? src : lane));
 }
+
+inline unsigned __ballot_sync(unsigned mask, int pred) { return cudacpu_ballot(mask, pred); }
 
 /* the blocks run one at a time on one CPU thread: nothing races */
 template <class T> inline T atomicAdd(T* p, T v)

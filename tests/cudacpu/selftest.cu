@@ -44,6 +44,13 @@ __global__ void shuffles(int* out)
     out[4 * t + 3] = (int)(2 * f);
 }
 
+/* each warp's threads whose index 3 divides, as a ballot sees them (the
+ * second warp of 48 threads has 16 lanes) */
+__global__ void ballots(unsigned* out)
+{
+    out[threadIdx.x] = __ballot_sync(0xFFFFFFFFu, threadIdx.x % 3 == 0);
+}
+
 /* the block's threads reversed through shared memory, after a barrier */
 __global__ void reversal(unsigned* out)
 {
@@ -155,6 +162,22 @@ int main(void)
         check(indexed, "__shfl_sync with a width reads within the lane's segment");
         check(updown, "__shfl_up_sync and __shfl_down_sync keep their own value past the segment's edge");
         check(floats, "a float crosses a shuffle unchanged");
+        cudaFree(d);
+    }
+    {
+        unsigned* d;
+        std::vector<unsigned> h(48);
+        cudaMalloc((void**)&d, h.size() * sizeof(unsigned));
+        ballots<<<1, 48>>>(d);
+        cudaMemcpy(h.data(), d, h.size() * sizeof(unsigned), cudaMemcpyDeviceToHost);
+        bool ok = true;
+        for (unsigned t = 0; t < 48; t++) {
+            unsigned want = 0;
+            for (unsigned l = 0; l < 32 && (t & ~31u) + l < 48; l++)
+                if (((t & ~31u) + l) % 3 == 0) want |= 1u << l;
+            ok &= h[t] == want;
+        }
+        check(ok, "__ballot_sync: a bit for each lane of the warp whose predicate holds");
         cudaFree(d);
     }
     {
