@@ -17,8 +17,8 @@
  * tests/gpu/run.sh measures. It leaves out latency, the per-unit set-up
  * and the launch.
  *
- *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape8 N]
- *                   [--slow N] [--escape N] [--escape-blob N]
+ *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--huf-staged N] [--fast-step N]
+ *                   [--escape8 N] [--slow N] [--escape N] [--escape-blob N]
  *
  * Built by `make gpu-model`.
  */
@@ -40,7 +40,8 @@
 typedef struct {
     double pair;       /* a pass of gk_huffman_symbols' loop: two lookups, a refill */
     double hufStep;    /* a product step of a Huffman group (joint split) */
-    double hufGroup;   /* a group of the bulk decoder (joint split) */
+    double hufGroup;   /* a group of the bulk decoder (joint split), stored where it is */
+    double hufStaged;  /* more where its warp's four runs are whole: their groups stored through shared memory */
     double fastStep;   /* a product step of a fast-layout group, escapes aside */
     double escape8;    /* gk_patch_escapes8: a step where a lane's escapes are patched in registers */
     double slow;       /* a step where a lane's are too many for it: through its slot, set-up */
@@ -262,7 +263,10 @@ static int huf_warp(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
 /* The bulk decoder (huffman_groups_kernel, blocks of BULK_THREADS): a
  * block's warps each decode 32 runs, a lane each; then its threads take
  * the block's groups, consecutive threads consecutive groups, each reading
- * its run's start and length and its group's symbols from shared memory. */
+ * the word of the block's whole runs, its run's start (and where the
+ * warp's four runs are not all whole, its length) and its group's symbols
+ * from shared memory; a warp whose runs are whole stores its groups
+ * through their symbol rows, 16 lanes at a time (warp_store_groups). */
 #define BULK_THREADS 128
 
 static int huf_bulk(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
@@ -280,23 +284,52 @@ static int huf_bulk(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables
         }
         for (w = 0; w < BULK_THREADS / 32; w++)
             for (j = 0; j < GK_HUF_RUN / 32; j++) { /* a warp's groups, 32 at a time */
-                uint32_t sym[2][32], length[32], start[32];
-                int active[32];
+                uint32_t sym[2][32], length[32], start[32], flags[32];
+                int active[32], all[32], whole = 1;
                 for (l = 0; l < 32; l++) {
                     unsigned const idx = 32 * w + l + BULK_THREADS * j, row = idx / (GK_HUF_RUN / 32);
                     uint64_t const run = r0 + row;
                     uint64_t a = 0, b = 0;
                     if (run < nbRuns) gk_huf_run_span(t, run / rpu, run % rpu, &a, &b);
                     active[l] = 32 * (idx % (GK_HUF_RUN / 32)) < b - a; /* the kernel's test of its run's length */
+                    whole &= b - a == GK_HUF_RUN;
+                    all[l] = 1;
+                    flags[l] = 0;
                     length[l] = 4 * row;
                     start[l] = 4 * BULK_THREADS + 8 * row;
                     sym[0][l] = 8 * BULK_THREADS + row * GK_HUF_SLOT + 32 * (idx % (GK_HUF_RUN / 32));
                     sym[1][l] = sym[0][l] + 16;
                 }
                 c->steps++;
-                c->warpInstr += in->hufGroup;
-                c->wavefronts += wavefronts(length, active, 4) + wavefronts(start, active, 4);
-                for (k = 0; k < 2; k++) c->wavefronts += wavefronts(sym[k], active, 16);
+                c->warpInstr += in->hufGroup + (whole ? in->hufStaged : 0);
+                c->wavefronts += wavefronts(flags, all, 4) + wavefronts(start, whole ? all : active, 4);
+                if (!whole) c->wavefronts += wavefronts(length, active, 4);
+                for (k = 0; k < 2; k++) c->wavefronts += wavefronts(sym[k], whole ? all : active, 16);
+                if (whole) {
+                    /* the stage: the warp's first row's symbols on; lane l's chunk k at 64 (l % 16) + 16 (k ^
+                     * (l >> 1 & 3)), its store in the half of the warp that l is in; then loads of chunk
+                     * c = l & 3 of group q = 8 j + l / 4 (j < 2), from the same swizzle */
+                    uint32_t const stage = 8 * BULK_THREADS + (32 * w + BULK_THREADS * j) / 8 * GK_HUF_SLOT;
+                    uint32_t addr[32];
+                    int half[32];
+                    unsigned h;
+                    for (h = 0; h < 2; h++) {
+                        for (k = 0; k < 4; k++) {
+                            for (l = 0; l < 32; l++) {
+                                half[l] = l / 16 == h;
+                                addr[l] = stage + 64 * (l % 16) + 16 * (k ^ (l >> 1 & 3));
+                            }
+                            c->wavefronts += wavefronts(addr, half, 16);
+                        }
+                        for (k = 0; k < 2; k++) {
+                            for (l = 0; l < 32; l++) {
+                                unsigned const q = 8 * k + l / 4;
+                                addr[l] = stage + 64 * q + 16 * ((l & 3) ^ (q >> 1 & 3));
+                            }
+                            c->wavefronts += wavefronts(addr, all, 16);
+                        }
+                    }
+                }
             }
     }
     return 1;
@@ -480,7 +513,7 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
 int main(int argc, char** argv)
 {
     /* sm_90 SASS of rows_kernel<LAYOUT, 1> and huffman_groups_kernel at this revision */
-    model_instr in = { 53, 255, 188, 250, 68, 54, 14, 17 };
+    model_instr in = { 53, 255, 204, 33, 250, 68, 54, 14, 17 };
     model_count bulk[3];
     int a, s;
     for (a = 1; a + 1 < argc; a += 2) {
@@ -488,6 +521,7 @@ int main(int argc, char** argv)
         if (!strcmp(argv[a], "--pair")) in.pair = v;
         else if (!strcmp(argv[a], "--huf-step")) in.hufStep = v;
         else if (!strcmp(argv[a], "--huf-group")) in.hufGroup = v;
+        else if (!strcmp(argv[a], "--huf-staged")) in.hufStaged = v;
         else if (!strcmp(argv[a], "--fast-step")) in.fastStep = v;
         else if (!strcmp(argv[a], "--escape8")) in.escape8 = v;
         else if (!strcmp(argv[a], "--slow")) in.slow = v;
@@ -496,17 +530,18 @@ int main(int argc, char** argv)
         else break;
     }
     if (a < argc) {
-        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--huf-group N] [--fast-step N] [--escape8 N] "
-                        "[--slow N] [--escape N] [--escape-blob N]\n");
+        fprintf(stderr, "usage: gpu_model [--pair N] [--huf-step N] [--huf-group N] [--huf-staged N] [--fast-step N] "
+                        "[--escape8 N] [--slow N] [--escape N] [--escape-blob N]\n");
         return 2;
     }
     printf("A model on one H200 (%d SMs, %.2f GHz, %.1f TB/s), instructions from sm_90 SASS: a Huffman decoding\n"
-           "pass %.0f, a Huffman product step %.0f, a bulk-decoded Huffman group %.0f, a fast product step %.0f\n"
+           "pass %.0f, a Huffman product step %.0f, a bulk-decoded Huffman group %.0f\n"
+           "(+ %.0f stored through shared memory), a fast product step %.0f\n"
            "+ %.0f escapes patched in registers, or + %.0f through slots, + %.0f an escape pass\n"
            "(+ %.0f past the window). "
 "A floor is the highest of HBM, issue and shared memory.\n\n",
-           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.hufGroup, in.fastStep, in.escape8, in.slow,
-           in.escape, in.escapeBlob);
+           SMS, CLOCK_HZ / 1e9, HBM_BYTES / 1e12, in.pair, in.hufStep, in.hufGroup, in.hufStaged, in.fastStep,
+           in.escape8, in.slow, in.escape, in.escapeBlob);
     printf("Products at batch 1 (the rows kernel; warp passes: of the Huffman decoding loop, or of the fast layout's\n"
            "escape loop; cuBLAS bf16 taken at its bytes from HBM):\n\n"
            "| rows x cols | layout | warp passes | warp steps | MB | HBM (us) | warp instructions (M) | issue (us) "

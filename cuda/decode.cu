@@ -242,28 +242,35 @@ static __host__ __device__ bool nibble_words_aligned(const uint8_t* blob, const 
 }
 
 /* A warp's 32 whole groups as pairs of bf16 (pairs: the lane's group's)
- * into dst (16-byte aligned), through stage (shared memory, 2 KiB), so
- * that each 16-byte store of the warp writes 512 bytes in a row. Stored
- * where they were, each lane's 64 bytes in four 16-byte stores, a store
- * wrote half of each 32-byte sector it touched, and the writes took twice
- * their bytes on the way to L2: bulk decoding of 4096 x 4096 kept the
- * crossbar into L2 81% busy with DRAM at 38%. Lane l's chunk k is staged
- * at stage[l][k ^ (l >> 1 & 3)], so that neither the stores nor the loads
- * of a quarter warp share a bank. */
+ * into dst (16-byte aligned), through stage (shared memory: AT_ONCE lanes'
+ * groups, 64 bytes each, staged at a time), so that each 16-byte store of
+ * the warp writes 512 bytes in a row. Stored where they were, each lane's
+ * 64 bytes in four 16-byte stores, a store wrote half of each 32-byte
+ * sector it touched, and the writes took twice their bytes on the way to
+ * L2: bulk decoding of 4096 x 4096 kept the crossbar into L2 81% busy with
+ * DRAM at 38%. Lane l's chunk k is staged at stage[l % AT_ONCE][k ^ (l >>
+ * 1 & 3)], so that neither the stores nor the loads of a quarter warp share
+ * a bank. */
+template <unsigned AT_ONCE> /* 32 (2 KiB of stage) or 16 (1 KiB) */
 __device__ __forceinline__ void warp_store_groups(uint4* __restrict__ dst, const uint32_t pairs[16], uint4 (*stage)[4],
                                                   unsigned lane)
 {
+    static_assert(AT_ONCE == 32 || AT_ONCE == 16, "whole quarter warps a round");
 #pragma unroll
-    for (unsigned k = 0; k < 4; k++)
-        stage[lane][k ^ (lane >> 1 & 3)] =
-            make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
-    __syncwarp();
+    for (unsigned h = 0; h < 32 / AT_ONCE; h++) {
+        if (lane / AT_ONCE == h)
 #pragma unroll
-    for (unsigned j = 0; j < 4; j++) {
-        unsigned const q = 8 * j + (lane >> 2), c = lane & 3; /* group q's chunk c */
-        dst[32 * j + lane] = stage[q][c ^ (q >> 1 & 3)];
+            for (unsigned k = 0; k < 4; k++)
+                stage[lane % AT_ONCE][k ^ (lane >> 1 & 3)] =
+                    make_uint4(pairs[4 * k], pairs[4 * k + 1], pairs[4 * k + 2], pairs[4 * k + 3]);
+        __syncwarp();
+#pragma unroll
+        for (unsigned j = 0; j < AT_ONCE / 8; j++) {
+            unsigned const q = 8 * j + (lane >> 2), c = lane & 3; /* the round's group q's chunk c */
+            dst[4 * AT_ONCE * h + 32 * j + lane] = stage[q][c ^ (q >> 1 & 3)];
+        }
+        __syncwarp(); /* the stage is read before it is written again */
     }
-    __syncwarp(); /* the stage is read before it is written again */
 }
 
 /* gk_unit_start for a read ahead (bulk decoding, products): where the
@@ -347,7 +354,7 @@ fast_decode_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t u0, u
                              slots[threadIdx.x], pairs);
                 if (warpWhole) {
                     uint4* const dst = (uint4*)(out + (32 * (g - lane) - origin)); /* the warp's first group's */
-                    warp_store_groups(dst, pairs, staged[threadIdx.x >> 5], lane);
+                    warp_store_groups<32>(dst, pairs, staged[threadIdx.x >> 5], lane);
                 } else {
                     uint4* const dst = (uint4*)(out + (32 * g - origin));
 #pragma unroll
@@ -1312,8 +1319,13 @@ __global__ void huffman_runs_kernel(const uint8_t* __restrict__ blob, gk_tensor 
 /* The same where every group is whole (gk_huf_by_groups): a block takes
  * BLOCK runs at a time; each thread decodes its run to symbols in shared
  * memory through the multi-symbol table; then the block's threads build
- * its groups from symbols and planes (gk_huffman_pairs), each group in
- * four 16-byte stores, consecutive threads on consecutive groups. */
+ * its groups from symbols and planes (gk_huffman_pairs), consecutive
+ * threads on consecutive groups, a warp on 4 runs. Where those are whole
+ * and follow one another, as in a matrix's rows, the warp stores their
+ * 32 groups 512 bytes at a time (warp_store_groups), staged 16 lanes at a
+ * time in the runs' symbol rows, which it has read by then (the kernel's
+ * shared memory, 45.5 KiB, leaves no room for a stage of its own);
+ * otherwise each group in four 16-byte stores. */
 __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tensor t,
                                       const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs,
                                       uint64_t u0, uint64_t u1, uint16_t* __restrict__ out)
@@ -1325,7 +1337,15 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
      * divided by the runs of a unit before (some 60 instructions a group) */
     __shared__ uint64_t runStart[BLOCK];
     __shared__ uint32_t runLength[BLOCK];
+    /* a bit a row: its run is whole (GK_HUF_RUN elements). Four whole runs
+     * in a row follow one another: only a unit's last run can be short,
+     * so a unit whose last is whole ends where the next unit starts */
+    __shared__ uint32_t runsWhole[BLOCK / 32];
     uint64_t const rpu = gk_huf_runs_per_unit(&t), nbRuns = (u1 - u0) * rpu, origin = u0 * t.unitSize;
+    unsigned const lane = threadIdx.x & 31, runsOfWarp = 32 / (GK_HUF_RUN / 32);
+    bool const wide = !((uintptr_t)out & 15); /* as each run starts a group, so are the runs' stores */
+    static_assert(sizeof syms[0] * (32 / (GK_HUF_RUN / 32)) >= 16 * 64 && sizeof syms[0] % 16 == 0,
+                  "a warp's symbol rows hold 16 lanes' groups, 16-byte aligned");
     stage_table(multi, tables->multi, 4u << GK_HUF_MAX_BITS);
     __syncthreads();
     for (uint64_t r0 = (uint64_t)blockIdx.x * BLOCK; r0 < nbRuns; r0 += (uint64_t)gridDim.x * BLOCK) {
@@ -1337,16 +1357,27 @@ __global__ void huffman_groups_kernel(const uint8_t* __restrict__ blob, gk_tenso
         }
         runStart[threadIdx.x] = a;
         runLength[threadIdx.x] = (uint32_t)(b - a);
+        unsigned const wholeRuns = __ballot_sync(0xFFFFFFFFu, b - a == GK_HUF_RUN);
+        if (lane == 0) runsWhole[threadIdx.x >> 5] = wholeRuns;
         __syncthreads();
         for (unsigned idx = threadIdx.x; idx < BLOCK * (GK_HUF_RUN / 32); idx += BLOCK) {
             unsigned const row = idx / (GK_HUF_RUN / 32), g = idx % (GK_HUF_RUN / 32);
-            if (32 * g >= runLength[row]) continue;
+            /* the warp's runs (the same in every lane): whole, so one after the other */
+            unsigned const row0 = (idx - lane) / (GK_HUF_RUN / 32);
+            bool const whole = wide && (~runsWhole[row0 >> 5] >> (row0 & 31) & ((1u << runsOfWarp) - 1)) == 0;
+            if (!whole && 32 * g >= runLength[row]) continue;
             uint64_t const first = runStart[row] + 32 * g; /* the group's first element */
             const uint4* const p = (const uint4*)(syms[row] + 32 * g);
             uint4 const s0 = p[0], s1 = p[1];
             uint32_t const sym[8] = { s0.x, s0.y, s0.z, s0.w, s1.x, s1.y, s1.z, s1.w };
             uint32_t pairs[16];
             gk_huffman_pairs(blob, &t, first / 32, sym, pairs);
+            if (whole) {
+                __syncwarp(); /* every lane's symbols read: their rows are the stage */
+                uint4* const dst = (uint4*)(out + (runStart[row0] - origin)); /* the warp's first group's */
+                warp_store_groups<16>(dst, pairs, (uint4(*)[4])syms[row0], lane);
+                continue;
+            }
             uint4* const dst = (uint4*)(out + (first - origin));
 #pragma unroll
             for (int k = 0; k < 4; k++)
