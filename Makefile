@@ -239,6 +239,7 @@ cuda-cpu: all
 	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --small
 	$(Q)CUDACPU_ORDER=swapped $(CPU_CUDA)/gpu_check ../shared/fixtures --small
 	$(Q)$(CPU_CUDA)/gpu_engine check ../shared/fixtures
+	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --profile
 .SECONDARY: $(CPU_CUDA)/decode.cpp $(CPU_CUDA)/engine.cpp $(CPU_CUDA)/selftest.cpp
 $(CPU_CUDA)/%.cpp: cuda/%.cu tests/cudacpu/kernels.sed
 	@mkdir -p $(@D)

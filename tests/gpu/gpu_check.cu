@@ -1,7 +1,7 @@
 /*
  * gpu_check.cu: the GPU kernels on a real device, against the CPU.
  *
- *   build/cuda/gpu_check FIXTURES_DIR [--quick | --small]
+ *   build/cuda/gpu_check FIXTURES_DIR [--quick | --small | --staged | --profile]
  *
  *   1. every bf16 matrix of the stories260K fixture, in the fast and the
  *      Huffman layouts, the fast layout's codes as coded (bit planes) and
@@ -35,7 +35,12 @@
  * the shapes above, bit for bit against the emulation at 2 and 3 slots,
  * then section 3's products unstaged and staged, beside cuBLAS. It is a
  * run of its own, so that a staged kernel that never ends leaves the
- * default run's figures whole.
+ * default run's figures whole. --profile checks nothing: it launches, once
+ * each, the kernels whose counters a profiler is to read (tests/gpu/run.sh
+ * runs it under Nsight Compute): on 4096x14336 and 14336x4096, the rows
+ * kernel on the fast layout (and staged at 2 slots, sm_90 on), on the
+ * Huffman layout, cuBLAS's bf16 product, and the two layouts' bulk
+ * decoders; and lists them in order.
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>
@@ -250,6 +255,76 @@ static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
     return ms * 1e3 / reps;
 }
 
+/* --profile: each kernel launched once, in the order listed */
+static void profile_launches(const cudaDeviceProp& prop)
+{
+    static const uint64_t kShapes[][2] = { { 4096, 14336 }, { 14336, 4096 } };
+    cublasHandle_t h;
+    CHECK(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS, "cublasCreate");
+    printf("Kernels launched, in order:\n\n");
+    for (auto const& shape : kShapes) {
+        uint64_t const rows = shape[0], cols = shape[1];
+        size_t const n = (size_t)(rows * cols);
+        size_t err = 0;
+        float one = 1, zero = 0;
+        std::vector<uint16_t> w(n);
+        glyd_synthWeights(w.data(), n, 5);
+        std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
+        std::vector<uint8_t> const hufBlob = compress(w.data(), n, (size_t)cols, glyd_tensor_entropy);
+        glyd_cudaTensor* const fast = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+        glyd_cudaTensor* const huf = glyd_cudaTensorUpload(hufBlob.data(), hufBlob.size(), &err);
+        std::vector<float> x(cols, 0.5f);
+        std::vector<__nv_bfloat16> xh(cols, __float2bfloat16(0.5f));
+        __nv_bfloat16 *dw, *dxh;
+        float *dx, *dy;
+        uint16_t* out;
+        CHECK(fast && huf && !glyd_isError(glyd_cudaTensorNibbles(fast)), "upload %llux%llu",
+              (unsigned long long)rows, (unsigned long long)cols);
+        if (!fast || !huf) exit(1);
+        CUDA(cudaMalloc((void**)&dw, n * 2));
+        CUDA(cudaMalloc((void**)&out, n * 2));
+        CUDA(cudaMalloc((void**)&dxh, cols * 2));
+        CUDA(cudaMalloc((void**)&dx, cols * 4));
+        CUDA(cudaMalloc((void**)&dy, rows * 4));
+        CUDA(cudaMemcpy(dw, w.data(), n * 2, cudaMemcpyHostToDevice));
+        CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
+        CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
+        CUDA(cudaDeviceSynchronize());
+        printf("- %llux%llu: product, fast layout (rows kernel)\n", (unsigned long long)rows,
+               (unsigned long long)cols);
+        CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, fast layout");
+        if (prop.major >= 9) {
+            printf("- %llux%llu: product, fast layout, staged at 2 slots\n", (unsigned long long)rows,
+                   (unsigned long long)cols);
+            unsigned const was = glyd_cudaSetRowsStages(2);
+            CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, staged");
+            glyd_cudaSetRowsStages(was);
+        }
+        printf("- %llux%llu: product, Huffman layout (rows kernel)\n", (unsigned long long)rows,
+               (unsigned long long)cols);
+        CHECK(!glyd_isError(glyd_cudaGemv(huf, rows, cols, dx, 1, dy, NULL)), "product, Huffman layout");
+        printf("- %llux%llu: cuBLAS bf16 product\n", (unsigned long long)rows, (unsigned long long)cols);
+        CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)rows, 1, (int)cols, &one, dw, CUDA_R_16BF, (int)cols, dxh,
+                           CUDA_R_16BF, (int)cols, &zero, dy, CUDA_R_32F, (int)rows, CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS,
+              "cublasGemmEx");
+        printf("- %llux%llu: bulk decode, fast layout\n", (unsigned long long)rows, (unsigned long long)cols);
+        CHECK(!glyd_isError(glyd_cudaDecode(fast, out, NULL)), "bulk decode, fast layout");
+        printf("- %llux%llu: bulk decode, Huffman layout\n", (unsigned long long)rows, (unsigned long long)cols);
+        CHECK(!glyd_isError(glyd_cudaDecode(huf, out, NULL)), "bulk decode, Huffman layout");
+        CUDA(cudaDeviceSynchronize());
+        glyd_cudaTensorFree(fast);
+        glyd_cudaTensorFree(huf);
+        CUDA(cudaFree(dw));
+        CUDA(cudaFree(out));
+        CUDA(cudaFree(dxh));
+        CUDA(cudaFree(dx));
+        CUDA(cudaFree(dy));
+    }
+    cublasDestroy(h);
+    printf("\n");
+}
+
 int main(int argc, char** argv)
 {
     const char* const fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
@@ -257,6 +332,12 @@ int main(int argc, char** argv)
     int const staged = argc > 2 && !strcmp(argv[2], "--staged");
     cudaDeviceProp prop;
     CUDA(cudaGetDeviceProperties(&prop, 0));
+    if (argc > 2 && !strcmp(argv[2], "--profile")) {
+        printf("# The kernels to profile: %s (sm_%d%d)\n\n", prop.name, prop.major, prop.minor);
+        profile_launches(prop);
+        printf("%d failed\n", g_failures);
+        return g_failures ? 1 : 0;
+    }
     if (staged) {
         g_stages = { 2, 3 };
         printf("# GPU checks, the rows kernel with staged steps: %s (sm_%d%d)\n\n", prop.name, prop.major,

@@ -24,7 +24,15 @@
 #                         leaves it out);
 #   build/gpu_model       the same products and bulk decoding modelled on
 #                         the CPU (bench/gpu_model.c), to set beside what
-#                         gpu_check measured.
+#                         gpu_check measured;
+#   Nsight Compute        last, where ncu is on the PATH and a minute of
+#                         the run is left: the products and bulk decoders
+#                         launched once each (gpu_check --profile) under
+#                         ncu, for what their warps wait on and how busy
+#                         memory is; the whole report in $OUT/ncu.txt, its
+#                         main lines in this one. A profiler that cannot
+#                         run there fails no check (GPU_PROFILE=0 leaves it
+#                         out).
 # The report goes to $OUT/gpu_check.md when OUT is set, and to standard
 # output. GPU_BENCH_LAYERS=N shortens the synthetic model (default: all 32).
 #
@@ -67,10 +75,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader ||
 if [ -n "$out" ]; then
     mkdir -p "$out"
     report=$out/gpu_check.md
-    trap 'rm -rf "$report.unit" "$report.memcheck" "$synth"' EXIT
+    trap 'rm -rf "$report.unit" "$report.memcheck" "$report.ncu" "$synth"' EXIT
 else
     report=$(mktemp)
-    trap 'rm -rf "$report" "$report.unit" "$report.memcheck" "$synth"' EXIT
+    trap 'rm -rf "$report" "$report.unit" "$report.memcheck" "$report.ncu" "$synth"' EXIT
 fi
 status=0
 last=0 # the last step's exit status
@@ -129,6 +137,28 @@ t_steps=$SECONDS
     echo
     run 60 "model (CPU)" "$bin/gpu_model"
     echo
+    if [ "${GPU_PROFILE:-1}" = 1 ] && command -v ncu >/dev/null && [ $((deadline - SECONDS)) -ge 60 ]; then
+        echo "## Nsight Compute: the products and bulk decoders, once each (gpu_check --profile)"
+        echo
+        # a profile that fails (counters the machine does not give) is reported, not counted as a failed check
+        counted=$status
+        run 90 "profile (ncu)" ncu --section SpeedOfLight --section LaunchStats --section Occupancy \
+            --section WarpStateStats --section SchedulerStats --section MemoryWorkloadAnalysis \
+            "$gpu_check" "$SHARED/fixtures" --profile >"$report.ncu" 2>&1
+        status=$counted
+        if [ "$last" = 0 ]; then
+            # each kernel's line, then its main figures
+            main='^  [^ ].*\(|Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput'
+            main+='|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Warp Cycles Per Issued'
+            main+='|Issue Slots Busy|No Eligible|being stalled'
+            grep -E "$main" "$report.ncu" || true
+        else
+            echo "ncu ended with $last (not counted as a failed check):"
+            tail -n 15 "$report.ncu"
+        fi
+        [ -n "$out" ] && cp "$report.ncu" "$out/ncu.txt"
+        echo
+    fi
     echo "## Time, of the run's $((deadline - start)) s (builds before the steps: $((t_steps - start)) s)"
     echo
     echo "| step | s | result |"
