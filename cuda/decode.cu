@@ -511,6 +511,7 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 #define STAGE_CODES (12 * 32)   /* a step's codes, staged (see stage_issue) */
 #define STAGE_BYTES (STAGE_CODES + 32 * 32) /* and its planes */
 #define STAGES_MAX 4            /* slots of a warp's ring, at most */
+#define PREFETCH_MAX 8          /* steps a warp asks of L2 ahead, at most */
 
 /* Shared memory of a rows block: x (vectors x stride floats), then a patch
  * slot per thread and an escape window of 32 words per warp
@@ -640,7 +641,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p)
 #ifndef GLYD_CUDACPU
     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
 #else
-    (void)*(const volatile uint8_t*)p; /* the kernels on the CPU (tests/cudacpu): the address checked by a read */
+    cudacpu_prefetch(p); /* the kernels on the CPU (tests/cudacpu): the address checked by a read, and recorded */
 #endif
 }
 
@@ -654,6 +655,32 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
     uint64_t const b = t.planes + gk_huf_group_planes(&t) * ((gk_unit_end(&t, u) + 31) / 32);
     for (uint64_t o = (a & ~(uint64_t)127) + 128 * lane; o < b; o += 128 * 32)
         prefetch_l2(blob + o);
+}
+
+/* Fast layout, nibble form: the 32 groups from group g on (a rows warp's
+ * step), none from group `end` on, asked of L2: their codes (12 bytes a
+ * group, 4 lines at most) by lanes 0-3, their planes (32 bytes a group, 9
+ * lines at most) by lanes 4-12, a 128-byte line a lane, lines from the
+ * blob's start as prefetch_planes's. */
+__device__ __forceinline__ void prefetch_step(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t g,
+                                              uint64_t end, unsigned lane)
+{
+    if (g >= end || lane > 12) return;
+    bool const codes = lane < 4;
+    uint64_t const n = end - g < 32 ? end - g : 32;
+    uint64_t const a = codes ? t.codePlanes + 12 * g : t.planes + 32 * g, b = a + (codes ? 12 : 32) * n;
+    uint64_t const line = (a & ~(uint64_t)127) + 128 * (codes ? lane : lane - 4);
+    if (line < b) prefetch_l2(blob + line);
+}
+
+/* The first `steps` steps of item `item` asked of L2 (prefetch_step). */
+__device__ __forceinline__ void prefetch_item(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t item,
+                                              uint64_t items, uint64_t perRow, uint64_t part, unsigned steps,
+                                              unsigned lane)
+{
+    if (item >= items) return;
+    uint64_t const u = rows_unit(item, perRow, part), g = u * t.unitSize / 32, end = gk_unit_end(&t, u) / 32;
+    for (unsigned k = 0; k < steps; k++) prefetch_step(blob, t, g + 32 * k, end, lane);
 }
 
 /* Steps staged ahead (sm_90). On an H200 the rows kernel on the fast
@@ -769,6 +796,11 @@ __device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, cons
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
+ * stepsAhead: how many of a warp's next steps it fetches ahead of the one
+ * at hand, in the fast layout: staged, the slots of its ring; otherwise
+ * the steps it asks of L2 ahead (0: none; glyd_cudaSetRowsPrefetch), so
+ * that a step's loads find its lines there or on their way rather than
+ * start a trip to HBM when the step does.
  * At batch 1, the common case, registers are held to 64 a thread (no
  * spills, sm_90), so that 4 blocks fit a multiprocessor rather than 3:
  * a step's loads are all issued at once, and more warps keep more of
@@ -780,9 +812,12 @@ template <int LAYOUT, int BATCH, bool STAGED>
 __global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 4) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
-            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stages)
+            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stepsAhead)
 {
     static_assert(!STAGED || LAYOUT == GK_LAYOUT_FAST, "staged steps: the fast layout's");
+    /* (products rather than choices: a choice of a constant 0 would make
+     * the staged loops' tests on it pointless comparisons to the compiler) */
+    unsigned const stages = stepsAhead * STAGED, prefetch = stepsAhead * (!STAGED && LAYOUT == GK_LAYOUT_FAST);
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span);
@@ -830,6 +865,18 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
             step_next(blob, t, &coming, items, perRow, part, step);
         }
     }
+    /* asked of L2 ahead, each step: lanes 0-3 the lines of the codes, 4-12
+     * those of the planes, of the step `prefetch` after it (a line a lane,
+     * from the line of the step's first byte on; lines from the blob's
+     * start, as prefetch_step's); per group, 12 bytes of codes or 32 of
+     * planes, so that a step (384 bytes of codes, 1024 of planes) starts
+     * as far into its line as the row's first */
+    bool const aheadCodes = lane < 4, aheadAsks = prefetch && lane <= 12;
+    uint32_t const aheadGroup = aheadCodes ? 12 : 32;
+    uint64_t const aheadFrom = (aheadCodes ? t.codePlanes : t.planes) + aheadGroup * 32 * prefetch;
+    uint32_t const aheadLine = 128 * (aheadCodes ? lane : lane - 4);
+    /* the first item's first steps, before x is staged, to share its trip */
+    if (prefetch) prefetch_item(blob, t, firstItem, items, perRow, part, prefetch, lane);
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
     /* staged: the escape window's word of the next step, read a step
@@ -862,6 +909,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         }
         ahead = rows_read_ahead<LAYOUT>(blob, t, runs, counts, item0 + together * step, items, step, perRow, part,
                                         lane, rpu, together);
+        /* asked of L2 ahead: the next item's first steps (this item's
+         * others, a step at a time as the steps go) */
+        if (prefetch) prefetch_item(blob, t, item0 + step, items, perRow, part, prefetch, lane);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             for (unsigned j = 0; j < together && item0 + j * step < items; j++)
                 prefetch_planes(blob, t, rows_unit(item0 + j * step, perRow, part), lane);
@@ -875,6 +925,10 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
             uint64_t const u = rows_unit(item0 + j * step, perRow, part);
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
+            /* where the lane's part of the unit (codes or planes) ends: it asks for no line that starts there */
+            const uint8_t* aheadEnd = blob;
+            if (aheadAsks)
+                aheadEnd += (aheadCodes ? t.codePlanes : t.planes) + aheadGroup * (gk_unit_end(&t, u) / 32);
             /* fast: one item at a time (together 1) */
             uint64_t const nbEsc = endNow;
             uint64_t esc = escNow;
@@ -888,6 +942,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                  * address in 32 bits from here, where a group's number was a
                  * 64-bit product); its first step's now */
                 const uint8_t* const rowPlanes = blob + t.planes + gk_huf_group_planes(&t) * q0;
+                /* fast: the line the lane asks of L2 at the row's first step */
+                const uint8_t* const aheadRow = blob + ((aheadFrom + aheadGroup * q0) & ~(uint64_t)127) + aheadLine;
                 unsigned const groupPlanes = (unsigned)gk_huf_group_planes(&t);
                 if (LAYOUT == GK_LAYOUT_HUFFMAN)
                     gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
@@ -926,6 +982,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                             w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0;
                             w2 = active ? __ldg(cp + 2) : 0;
                             if (active) group_planes(blob, t, q, raw);
+                            const uint8_t* const aheadAt = aheadRow + aheadGroup * i;
+                            if (aheadAsks && aheadAt < aheadEnd) prefetch_l2(aheadAt);
                         }
                         gk_nibble_selectors(w0, w1, w2, sel);
                         uint32_t m = gk_nibble_escapes(w0, w1, w2);
@@ -1014,11 +1072,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 }
 
 /* A launch of the rows kernel for vectors [0, vectors) of x, with warps
- * per block and smem bytes of shared memory that the device allows. */
+ * per block and smem bytes of shared memory that the device allows (ahead:
+ * the kernel's stepsAhead). */
 template <int LAYOUT, int BATCH, bool STAGED>
 static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned vectors,
-                               float* y, float* parts, unsigned warps, unsigned stages, size_t smem,
+                               float* y, float* parts, unsigned warps, unsigned ahead, size_t smem,
                                const device_limits* dev, cudaStream_t stream)
 {
     /* the shared memory limit raised once per device; blocks per
@@ -1058,27 +1117,27 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     uint64_t const full = (uint64_t)dev->sms * perSm;
     if (blocks > full) blocks = full;
     rows_kernel<LAYOUT, BATCH, STAGED><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
-        blob, *t, rows, cols, x, vectors, y, parts, tables, runs, stages);
+        blob, *t, rows, cols, x, vectors, y, parts, tables, runs, ahead);
     return cudaGetLastError();
 }
 
 template <int LAYOUT, bool STAGED>
 static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                      unsigned vectors, float* y, float* parts, unsigned warps, unsigned stages,
+                                      unsigned vectors, float* y, float* parts, unsigned warps, unsigned ahead,
                                       const device_limits* dev, cudaStream_t s)
 {
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, stages);
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, STAGED ? ahead : 0);
     if (vectors == 1)
-        return launch_rows<LAYOUT, 1, STAGED>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, stages, smem,
+        return launch_rows<LAYOUT, 1, STAGED>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, ahead, smem,
                                               dev, s);
     if (vectors == 2)
-        return launch_rows<LAYOUT, 2, STAGED>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, stages, smem,
+        return launch_rows<LAYOUT, 2, STAGED>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, ahead, smem,
                                               dev, s);
     if (vectors <= 4)
-        return launch_rows<LAYOUT, 4, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, stages,
+        return launch_rows<LAYOUT, 4, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead,
                                               smem, dev, s);
-    return launch_rows<LAYOUT, 8, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, stages, smem,
+    return launch_rows<LAYOUT, 8, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead, smem,
                                           dev, s);
 }
 
@@ -1107,6 +1166,28 @@ static unsigned rows_stages(const uint8_t* blob, const gk_tensor* t, uint64_t co
     if (!g_rowsStages || t->layout != GK_LAYOUT_FAST || dev->major < 9) return 0;
     if (gk_rows_span(t, cols) % 1024 || ((uintptr_t)blob | t->codePlanes | t->planes) & 15) return 0;
     return (unsigned)g_rowsStages;
+}
+
+/* Steps a rows warp asks of L2 ahead where its steps are not staged
+ * (fast layout): as glyd_cudaSetRowsPrefetch last set, else
+ * GLYD_CUDA_PREFETCH, else 0. */
+static int g_rowsPrefetch = -1;
+
+extern "C" unsigned glyd_cudaSetRowsPrefetch(unsigned steps)
+{
+    unsigned const was = g_rowsPrefetch < 0 ? 0 : (unsigned)g_rowsPrefetch;
+    g_rowsPrefetch = (int)(steps < PREFETCH_MAX ? steps : PREFETCH_MAX);
+    return was;
+}
+
+static unsigned rows_prefetch(const gk_tensor* t)
+{
+    if (g_rowsPrefetch < 0) {
+        const char* const v = getenv("GLYD_CUDA_PREFETCH");
+        long const n = v ? strtol(v, NULL, 10) : 0;
+        g_rowsPrefetch = n < 0 ? 0 : n > PREFETCH_MAX ? PREFETCH_MAX : (int)n;
+    }
+    return t->layout == GK_LAYOUT_FAST ? (unsigned)g_rowsPrefetch : 0;
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -1147,8 +1228,8 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
             e = launch_rows_layout<GK_LAYOUT_FAST, true>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
                                                          stages, &dev, s);
         else if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
-                                                          &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_FAST, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
+                                                          rows_prefetch(t), &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
             e = launch_rows_layout<GK_LAYOUT_STORED, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
                                                             &dev, s);

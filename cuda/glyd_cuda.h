@@ -56,6 +56,14 @@ size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, con
  *  0. Returns the setting before; for all threads, set between launches. */
 unsigned glyd_cudaSetRowsStages(unsigned stages);
 
+/** Products by rows on the fast layout, where their steps are not staged:
+ *  the steps each warp asks of L2 ahead of the one it works on, 0 to 8 (0:
+ *  none; not yet measured on a GPU, so not the default). Unset, the
+ *  GLYD_CUDA_PREFETCH environment variable's, read at the first product,
+ *  else 0. The products' results are the same. Returns the setting before;
+ *  for all threads, set between launches. */
+unsigned glyd_cudaSetRowsPrefetch(unsigned steps);
+
 /** The reason of the last failed CUDA call in this thread ("" if none). */
 const char* glyd_cudaLastError(void);
 

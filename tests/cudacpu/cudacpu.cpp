@@ -339,6 +339,16 @@ unsigned cudacpu_ballot(unsigned mask, int pred)
     return bits;
 }
 
+static std::vector<uintptr_t>* g_prefetches;
+
+void cudacpu_prefetch(const void* p)
+{
+    (void)*(const volatile uint8_t*)p;
+    if (g_prefetches) g_prefetches->push_back((uintptr_t)p >> 7);
+}
+
+void cudacpu_recordPrefetches(std::vector<uintptr_t>* lines) { g_prefetches = lines; }
+
 void* cudacpu_dynamicShared(void) { return g_block.shared; }
 
 void cudacpu_poison(void* p, size_t size)

@@ -38,6 +38,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "include/cuda_runtime_api.h"
 
@@ -87,6 +88,11 @@ void cudacpu_syncwarp(unsigned mask);
 uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src);
 /* a bit for each lane that took part whose pred is not 0 */
 unsigned cudacpu_ballot(unsigned mask, int pred);
+/* prefetch.global.L2: the address read (ASan sees one past its
+ * allocation), and its 128-byte line added to the recorder's lines, where
+ * cudacpu_recordPrefetches has set one (NULL: none) */
+void cudacpu_prefetch(const void* p);
+void cudacpu_recordPrefetches(std::vector<uintptr_t>* lines);
 void* cudacpu_dynamicShared(void);
 /* fills a static shared variable with cudacpu_poison bytes, the first time
  * a thread of the running block passes its declaration */

@@ -97,6 +97,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             unsigned const was = glyd_cudaSetRowsStages(2);
             product(t, host, desc, tables, n / cols, cols, valid);
             glyd_cudaSetRowsStages(was);
+            /* and unstaged, each warp asking L2 for its steps ahead (the lines it asks for within the blob) */
+            unsigned const before = glyd_cudaSetRowsPrefetch(3);
+            product(t, host, desc, tables, n / cols, cols, valid);
+            glyd_cudaSetRowsPrefetch(before);
         }
     }
     glyd_cudaTensorFree(t);

@@ -28,19 +28,21 @@
  * 1, and section 2 on its first three shapes at a 64th of their rows, for
  * the bits alone (no throughput, no section 3: no times mean anything
  * there); the fast layout's products both as they run by default and with
- * their steps staged (glyd_cudaSetRowsStages, 2 and 3 slots), with shapes
- * whose units hold several rows or end short. --staged checks and times
- * the staged rows kernel alone, on a GPU (sm_90 on; on others the product
- * is the unstaged one): section 2's products at a 16th of their rows and
- * the shapes above, bit for bit against the emulation at 2 and 3 slots,
- * then section 3's products unstaged and staged, beside cuBLAS. It is a
- * run of its own, so that a staged kernel that never ends leaves the
+ * their steps staged (glyd_cudaSetRowsStages, 2 and 3 slots) or asked of
+ * L2 ahead (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose
+ * units hold several rows or end short. --staged checks and times the
+ * rows kernel's settings that are not yet the default alone, on a GPU
+ * (staged: sm_90 on; on others the product is the unstaged one): section
+ * 2's products at a 16th of their rows and the shapes above, bit for bit
+ * against the emulation at 2 and 3 slots and with 2 steps asked of L2
+ * ahead, then section 3's products so and by default, beside cuBLAS. It
+ * is a run of its own, so that a staged kernel that never ends leaves the
  * default run's figures whole. --profile checks nothing: it launches, once
  * each, the kernels whose counters a profiler is to read (tests/gpu/run.sh
  * runs it under Nsight Compute): on 4096x14336 and 14336x4096, the rows
- * kernel on the fast layout (and staged at 2 slots, sm_90 on), on the
- * Huffman layout, cuBLAS's bf16 product, and the two layouts' bulk
- * decoders; and lists them in order.
+ * kernel on the fast layout (and staged at 2 slots, sm_90 on, and with 2
+ * steps asked of L2 ahead), on the Huffman layout, cuBLAS's bf16 product,
+ * and the two layouts' bulk decoders; and lists them in order.
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>
@@ -49,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <algorithm>
 #include <vector>
 
 #include "glyd.h"
@@ -70,9 +73,13 @@ size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const
 }
 
 static int g_failures;
-/* the settings of glyd_cudaSetRowsStages that fast-layout products in the
- * nibble form are checked at */
-static std::vector<unsigned> g_stages = { 0 };
+/* the settings that fast-layout products in the nibble form are checked
+ * at: slots of staged steps (glyd_cudaSetRowsStages), steps asked of L2
+ * ahead (glyd_cudaSetRowsPrefetch) */
+typedef struct {
+    unsigned stages, prefetch;
+} rows_setting;
+static std::vector<rows_setting> g_settings = { { 0, 0 } };
 
 #define CHECK(cond, ...)                                                \
     do {                                                                \
@@ -208,15 +215,18 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
     CUDA(cudaMalloc((void**)&dy, got.size() * 4));
     CUDA(cudaMemcpy(dx, x.data(), x.size() * 4, cudaMemcpyHostToDevice));
     int same = 1;
-    for (unsigned stages : nibbles && desc.layout == GK_LAYOUT_FAST ? g_stages : std::vector<unsigned>{ 0 }) {
-        unsigned const was = glyd_cudaSetRowsStages(stages);
+    for (rows_setting const& set :
+         nibbles && desc.layout == GK_LAYOUT_FAST ? g_settings : std::vector<rows_setting>{ { 0, 0 } }) {
+        unsigned const was = glyd_cudaSetRowsStages(set.stages), before = glyd_cudaSetRowsPrefetch(set.prefetch);
         CUDA(cudaMemset(dy, 0xFF, got.size() * 4));
         err = glyd_cudaGemv(t, rows, cols, dx, batch, dy, NULL);
         glyd_cudaSetRowsStages(was);
+        glyd_cudaSetRowsPrefetch(before);
         CUDA(cudaDeviceSynchronize());
         CUDA(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost));
         if (glyd_isError(err) || memcmp(got.data(), want.data(), got.size() * 4) != 0) {
-            if (g_stages.size() > 1) printf("(at %u slots of staged steps)\n", stages);
+            if (g_settings.size() > 1)
+                printf("(at %u slots of staged steps, %u steps asked of L2 ahead)\n", set.stages, set.prefetch);
             same = 0;
         }
     }
@@ -246,6 +256,76 @@ static void unit_shapes_check(void)
     }
     printf("- rows of 1024 and 2048 in units of several: %d products checked\n", products);
 }
+
+#ifdef GLYD_CUDACPU
+/* On the CPU, where cudacpu records the 128-byte lines that the kernels
+ * ask of L2: a fast-layout product by rows with `steps` steps asked ahead
+ * asks for every line of the blob's codes and planes (the nibble form, as
+ * the device holds it: gk_device_form), and for no other. The lines are
+ * placed by the lowest asked for, the planes' first (device allocations
+ * are 256-byte aligned). */
+static int prefetch_covers(const std::vector<uint8_t>& blob, uint64_t rows, uint64_t cols, unsigned steps)
+{
+    std::vector<uint8_t> host(blob);
+    std::vector<gk_huf_tables> tables(1);
+    std::vector<uintptr_t> asked;
+    gk_tensor desc, dev;
+    uint64_t pad[2];
+    size_t err;
+    float *dx, *dy;
+    glyd_cudaTensor* const t = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+    if (!t) return 0;
+    glyd_cudaDescribeBlob(host.data(), host.size(), &desc, tables.data());
+    if (glyd_isError(glyd_cudaTensorNibbles(t)) || glyd_isError(glyd_tensorNibbleForm(host.data(), &desc))) {
+        glyd_cudaTensorFree(t);
+        return 0;
+    }
+    gk_device_form(&desc, &dev, pad);
+    CUDA(cudaMalloc((void**)&dx, cols * 4));
+    CUDA(cudaMalloc((void**)&dy, rows * 4));
+    CUDA(cudaMemset(dx, 0, cols * 4));
+    unsigned const was = glyd_cudaSetRowsPrefetch(steps);
+    cudacpu_recordPrefetches(&asked);
+    err = glyd_cudaGemv(t, rows, cols, dx, 1, dy, NULL);
+    cudacpu_recordPrefetches(NULL);
+    glyd_cudaSetRowsPrefetch(was);
+    CUDA(cudaFree(dx));
+    CUDA(cudaFree(dy));
+    glyd_cudaTensorFree(t);
+    if (glyd_isError(err) || asked.empty()) return 0;
+    std::vector<uintptr_t> want;
+    uintptr_t const base = *std::min_element(asked.begin(), asked.end()) - (dev.planes >> 7);
+    uint64_t const groups = dev.nbElements / 32;
+    for (uint64_t l = dev.planes >> 7; l <= (dev.planes + 32 * groups - 1) >> 7; l++) want.push_back(base + l);
+    for (uint64_t l = dev.codePlanes >> 7; l <= (dev.codePlanes + 12 * groups - 1) >> 7; l++) want.push_back(base + l);
+    std::sort(asked.begin(), asked.end());
+    asked.erase(std::unique(asked.begin(), asked.end()), asked.end());
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    return asked == want;
+}
+
+/* prefetch_covers on the shapes of the products' checks: rows of a unit,
+ * units of several rows, a short last unit, long rows in parts; a step
+ * ahead and more steps than a unit holds. */
+static void prefetch_coverage_check(void)
+{
+    static const uint64_t kShapes[][2] = { { 64, 4096 }, { 67, 1024 }, { 101, 2048 }, { 16, 14336 } };
+    int products = 0;
+    for (auto const& shape : kShapes) {
+        size_t const n = (size_t)(shape[0] * shape[1]);
+        std::vector<uint16_t> w(n);
+        glyd_synthWeights(w.data(), n, 41);
+        std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)shape[1], glyd_tensor_fast);
+        for (unsigned steps : { 1u, 2u, 8u }) {
+            CHECK(prefetch_covers(blob, shape[0], shape[1], steps), "%llux%llu: %u steps ahead ask L2 for other lines",
+                  (unsigned long long)shape[0], (unsigned long long)shape[1], steps);
+            products++;
+        }
+    }
+    printf("- the lines asked of L2 ahead: every line of the codes and planes, no other (%d products)\n", products);
+}
+#endif
 
 static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
 {
@@ -300,6 +380,11 @@ static void profile_launches(const cudaDeviceProp& prop)
             CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, staged");
             glyd_cudaSetRowsStages(was);
         }
+        printf("- %llux%llu: product, fast layout, 2 steps asked of L2 ahead\n", (unsigned long long)rows,
+               (unsigned long long)cols);
+        unsigned const before = glyd_cudaSetRowsPrefetch(2);
+        CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, L2 ahead");
+        glyd_cudaSetRowsPrefetch(before);
         printf("- %llux%llu: product, Huffman layout (rows kernel)\n", (unsigned long long)rows,
                (unsigned long long)cols);
         CHECK(!glyd_isError(glyd_cudaGemv(huf, rows, cols, dx, 1, dy, NULL)), "product, Huffman layout");
@@ -339,14 +424,18 @@ int main(int argc, char** argv)
         return g_failures ? 1 : 0;
     }
     if (staged) {
-        g_stages = { 2, 3 };
-        printf("# GPU checks, the rows kernel with staged steps: %s (sm_%d%d)\n\n", prop.name, prop.major,
+        g_settings = { { 2, 0 }, { 3, 0 }, { 0, 2 } };
+        printf("# GPU checks, the rows kernel with staged steps or steps asked of L2 ahead: %s (sm_%d%d)\n\n",
+               prop.name, prop.major,
                prop.minor);
     } else {
-        if (small) g_stages = { 0, 2, 3 };
+        if (small) g_settings = { { 0, 0 }, { 2, 0 }, { 3, 0 }, { 0, 2 }, { 0, 5 } };
         printf("# GPU checks: %s\n\n", prop.name);
     }
     if (small || staged) unit_shapes_check();
+#ifdef GLYD_CUDACPU
+    if (small) prefetch_coverage_check();
+#endif
 
     /* 1. the fixture's matrices */
     if (!staged) {
@@ -457,7 +546,8 @@ int main(int argc, char** argv)
      * H200's 50 MiB), which measures neither product as it runs. So each
      * form is held in enough copies to pass three times L2, and the
      * repetitions go round them. --staged: the fast layout's rows kernel
-     * unstaged, then at 2 and 3 slots a warp. */
+     * by default, at 2 and 3 slots a warp, then with 2 steps asked of L2
+     * ahead. */
     if (!small) {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
         static const size_t kMostCopies = 16;
@@ -472,7 +562,8 @@ int main(int argc, char** argv)
         char rates[3][160]; /* what each form reads a product, and how fast */
         if (staged)
             printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | staged, 2 slots (us) "
-                   "| staged, 3 slots (us) | speed-ups |\n| --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+                   "| staged, 3 slots (us) | 2 steps asked of L2 ahead (us) | speed-ups |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
         else
             printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
                    "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
@@ -511,10 +602,11 @@ int main(int argc, char** argv)
             CUDA(cudaMalloc((void**)&dy, rows * 4));
             CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
             CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
-            double us[4] = { 0, 0, 0, 0 };
+            double us[5] = { 0, 0, 0, 0, 0 };
             /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
-            for (int form = 0; form < 4 && uploaded; form++) {
+            for (int form = 0; form < (staged ? 5 : 4) && uploaded; form++) {
                 if (staged) glyd_cudaSetRowsStages(form == 2 ? 2 : form == 3 ? 3 : 0);
+                if (staged) glyd_cudaSetRowsPrefetch(form == 4 ? 2 : 0);
                 for (int k = -copies; k < reps; k++) { /* a round of the copies to warm up, then timed */
                     int const c = (k + copies) % copies;
                     if (k == 0) CUDA(cudaEventRecord(a));
@@ -529,12 +621,12 @@ int main(int argc, char** argv)
                 }
                 CUDA(cudaEventRecord(b));
                 us[form] = time_us(a, b, reps);
-                if (staged) glyd_cudaSetRowsStages(0);
+                if (staged) glyd_cudaSetRowsStages(0), glyd_cudaSetRowsPrefetch(0);
             }
             if (staged)
-                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.2fx / %.2fx / %.2fx |\n",
-                       (unsigned long long)rows, (unsigned long long)cols, copies, us[0], us[1], us[2], us[3],
-                       us[0] / us[1], us[0] / us[2], us[0] / us[3]);
+                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx / %.2fx / %.2fx / %.2fx |\n",
+                       (unsigned long long)rows, (unsigned long long)cols, copies, us[0], us[1], us[2], us[3], us[4],
+                       us[0] / us[1], us[0] / us[2], us[0] / us[3], us[0] / us[4]);
             else
                 printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
                        (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);

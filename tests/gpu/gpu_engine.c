@@ -11,15 +11,16 @@
  *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
- *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--no-compact]
- *                              [--emulated]
+ *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--prefetch N]
+ *                              [--no-compact] [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
  *     plain bf16 weights, all on the GPU, in turns in this process: prompt
  *     and decode tokens/s (greedy, one token at a time), weights in GPU
  *     memory; a Markdown table and the ratios. --stages N: the fast layout
- *     timed again with its products' steps staged in N slots (sm_90 on),
- *     the same model loaded once, its tokens checked against the
- *     unstaged ones. --no-compact leaves the entropy layout out.
+ *     timed again with its products' steps staged in N slots (sm_90 on);
+ *     --prefetch N, again with N steps asked of L2 ahead; the same model
+ *     loaded once, its tokens and a token's logits checked against the
+ *     default's. --no-compact leaves the entropy layout out.
  *
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
@@ -286,17 +287,17 @@ typedef struct {
     unsigned long long deviceBytes, bf16Bytes;
 } figures;
 
-/* The CUDA library's setting of staged steps (glyd_cudaSetRowsStages),
- * from the copy that the engine loaded; NULL where none is (no GPU, or
- * --emulated). */
-typedef unsigned (*stages_fn)(unsigned);
-static stages_fn stages_setter(void)
-{
-    stages_fn f;
-    *(void**)&f = glyd_gpuCudaSymbol("glyd_cudaSetRowsStages");
-    return f;
-}
-
+/* A setting of the fast layout's products that is not yet the default,
+ * timed beside it: its setter in the CUDA library that the engine loaded
+ * (NULL where none is: no GPU, or --emulated), and its value (0: not
+ * timed). */
+typedef unsigned (*setting_fn)(unsigned);
+typedef struct {
+    const char* setter; /* glyd_cudaSetRowsStages, glyd_cudaSetRowsPrefetch */
+    const char* what;   /* for the report, with the value */
+    unsigned value;
+    figures fig;
+} setting;
 /* A prompt, then nbDecode tokens one at a time (greedy), timed; the
  * tokens generated into out. */
 static void time_tokens(glyd_llm* m, const int* prompt, int nbPrompt, int nbDecode, int* out, figures* best)
@@ -317,18 +318,18 @@ static void time_tokens(glyd_llm* m, const int* prompt, int nbPrompt, int nbDeco
 }
 
 /* The model opened with weights as `plain` says, timed into best; for the
- * fast layout with stages > 0, timed again with its products' steps staged
- * (the same model in memory, so the same weights side by side), into
- * staged, whose tokens must be the default's: its products are the
+ * fast layout, timed again at each of the settings given (the same model
+ * in memory, so the same weights side by side), into theirs: its tokens,
+ * and a token's logits, must be the default's, as its products are the
  * same sums bit for bit. */
-static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best, unsigned stages,
-                    figures* staged)
+static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best, setting* settings,
+                    int nbSettings)
 {
     glyd_llm* const m = open_on(model, g_gpu, plain, (unsigned long long)(nbPrompt + nbDecode + 8));
     glyd_llmInfo info;
     int* const prompt = (int*)malloc(sizeof(int) * (size_t)nbPrompt);
     int* const toks = (int*)malloc(sizeof(int) * 2 * (size_t)nbDecode);
-    int tok, i;
+    int tok, i, k;
     glyd_llmGetInfo(m, &info);
     for (i = 0; i < nbPrompt; i++) prompt[i] = 1 + (i * 7919) % (int)(info.vocabSize - 1);
     /* a warm-up: the first launches load the kernels */
@@ -336,27 +337,29 @@ static void measure(const char* model, int plain, int nbPrompt, int nbDecode, fi
     time_tokens(m, prompt, nbPrompt, nbDecode, toks, best);
     best->deviceBytes = info.deviceWeightBytes;
     best->bf16Bytes = info.weightBytesBf16;
-    if (plain == 0 && stages) {
-        stages_fn const set = stages_setter();
-        float* const logits = (float*)malloc(sizeof(float) * 2 * info.vocabSize);
-        if (set && logits) {
-            set(stages);
-            CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up, staged");
-            time_tokens(m, prompt, nbPrompt, nbDecode, toks + nbDecode, staged);
-            staged->deviceBytes = info.deviceWeightBytes;
-            staged->bf16Bytes = info.weightBytesBf16;
+    for (k = 0; k < nbSettings && plain == 0; k++) {
+        setting* const s = &settings[k];
+        setting_fn set;
+        float* const both = (float*)malloc(sizeof(float) * 2 * info.vocabSize);
+        *(void**)&set = glyd_gpuCudaSymbol(s->setter);
+        if (s->value && set && both) {
+            set(s->value);
+            CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up, %s", s->what);
+            time_tokens(m, prompt, nbPrompt, nbDecode, toks + nbDecode, &s->fig);
+            s->fig.deviceBytes = info.deviceWeightBytes;
+            s->fig.bf16Bytes = info.weightBytesBf16;
             for (i = 0; i < nbDecode && toks[i] == toks[nbDecode + i]; i++) {}
-            CHECK(i == nbDecode, "staged steps: token %d of %d differs (%d, not %d)", i, nbDecode,
+            CHECK(i == nbDecode, "%s: token %d of %d differs (%d, not %d)", s->what, i, nbDecode,
                   i < nbDecode ? toks[nbDecode + i] : 0, i < nbDecode ? toks[i] : 0);
             /* and a token's logits (every product at batch 1), bit for bit */
-            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, logits + info.vocabSize, 0)), "forward, staged");
+            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both + info.vocabSize, 0)), "forward, %s", s->what);
             set(0);
-            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, logits, 0)), "forward");
-            CHECK(!memcmp(logits, logits + info.vocabSize, sizeof(float) * info.vocabSize),
-                  "staged steps: logits differ from the unstaged products' (largest difference %g)",
-                  max_diff(logits, logits + info.vocabSize, info.vocabSize));
+            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both, 0)), "forward");
+            CHECK(!memcmp(both, both + info.vocabSize, sizeof(float) * info.vocabSize),
+                  "%s: logits differ from the default products' (largest difference %g)", s->what,
+                  max_diff(both, both + info.vocabSize, info.vocabSize));
         }
-        free(logits);
+        free(both);
     }
     free(toks);
     free(prompt);
@@ -367,14 +370,19 @@ static int bench(int argc, char** argv)
 {
     const char* const model = argv[2];
     int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
-    unsigned stages = 0;
     const char* const env = getenv("GLYD_CUDA_STAGES");
-    figures coded, staged, compact, plain;
+    const char* const envPrefetch = getenv("GLYD_CUDA_PREFETCH");
+    setting settings[2];
+    figures coded, compact, plain;
+    memset(settings, 0, sizeof settings);
+    settings[0].setter = "glyd_cudaSetRowsStages", settings[0].what = "products' steps staged";
+    settings[1].setter = "glyd_cudaSetRowsPrefetch", settings[1].what = "products' steps asked of L2 ahead";
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--stages") && a + 1 < argc) stages = (unsigned)atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--stages") && a + 1 < argc) settings[0].value = (unsigned)atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--prefetch") && a + 1 < argc) settings[1].value = (unsigned)atoi(argv[++a]);
         else if (!strcmp(argv[a], "--no-compact")) withCompact = 0;
         else if (!strcmp(argv[a], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
         else {
@@ -384,27 +392,31 @@ static int bench(int argc, char** argv)
     }
     if (nbPrompt < 1 || nbDecode < 1 || rounds < 1) return 1;
     memset(&coded, 0, sizeof coded);
-    memset(&staged, 0, sizeof staged);
     memset(&compact, 0, sizeof compact);
     memset(&plain, 0, sizeof plain);
     for (r = 0; r < rounds; r++) {
-        measure(model, 0, nbPrompt, nbDecode, &coded, stages, &staged);
-        measure(model, 1, nbPrompt, nbDecode, &plain, 0, NULL);
+        measure(model, 0, nbPrompt, nbDecode, &coded, settings, 2);
+        measure(model, 1, nbPrompt, nbDecode, &plain, NULL, 0);
         /* once: its load codes the entropy layout and indexes its runs */
-        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, 0, NULL);
+        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, NULL, 0);
     }
     printf("## The engine on the GPU: %s\n\n", model);
     if (env && *env) printf("GLYD_CUDA_STAGES=%s: the fast layout's products staged in every row below.\n\n", env);
+    if (envPrefetch && *envPrefetch)
+        printf("GLYD_CUDA_PREFETCH=%s: the fast layout's products ask L2 for steps ahead in every row below.\n\n",
+               envPrefetch);
     printf("%d prompt tokens, then %d generated one at a time (greedy, picked on the GPU); best of %d (the entropy "
            "layout: one run).\n\n", nbPrompt, nbDecode, rounds);
     printf("| weights | prompt tok/s | decode tok/s | weights in GPU memory | of bf16 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     printf("| compressed | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt, coded.decode,
            coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
-    if (staged.decode > 0)
-        printf("| compressed, products' steps staged (%u slots; sm_90 on) | %.1f | %.1f | %.1f MiB | %.4f |\n", stages,
-               staged.prompt, staged.decode, staged.deviceBytes / 1048576.0,
-               (double)staged.deviceBytes / (double)staged.bf16Bytes);
+    for (a = 0; a < 2; a++)
+        if (settings[a].fig.decode > 0)
+            printf("| compressed, %s (%u%s) | %.1f | %.1f | %.1f MiB | %.4f |\n", settings[a].what, settings[a].value,
+                   a == 0 ? " slots; sm_90 on" : "", settings[a].fig.prompt, settings[a].fig.decode,
+                   settings[a].fig.deviceBytes / 1048576.0,
+                   (double)settings[a].fig.deviceBytes / (double)settings[a].fig.bf16Bytes);
     if (withCompact)
         printf("| compressed, entropy layout (--compact) | %.1f | %.1f | %.1f MiB | %.4f |\n", compact.prompt,
                compact.decode, compact.deviceBytes / 1048576.0,
@@ -414,11 +426,13 @@ static int bench(int argc, char** argv)
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
-    if (staged.decode > 0)
-        printf("staged / plain: decode %.3fx, prompt %.3fx (staged / unstaged decode: %.3fx)\n",
-               staged.decode / plain.decode, staged.prompt / plain.prompt, staged.decode / coded.decode);
-    else if (stages)
-        printf("staged steps: not measured (no CUDA library loaded)\n");
+    for (a = 0; a < 2; a++)
+        if (settings[a].fig.decode > 0)
+            printf("%s / plain: decode %.3fx, prompt %.3fx (against the default products' decode: %.3fx)\n",
+                   settings[a].what, settings[a].fig.decode / plain.decode, settings[a].fig.prompt / plain.prompt,
+                   settings[a].fig.decode / coded.decode);
+        else if (settings[a].value)
+            printf("%s: not measured (no CUDA library loaded)\n", settings[a].what);
     if (withCompact)
         printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
                compact.decode / plain.decode, compact.prompt / plain.prompt,
@@ -433,6 +447,6 @@ int main(int argc, char** argv)
     if (argc >= 3 && !strcmp(argv[1], "check")) return check(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "bench")) return bench(argc, argv);
     fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R] "
-                    "[--stages N] [--no-compact]\n");
+                    "[--stages N] [--prefetch N] [--no-compact]\n");
     return 1;
 }

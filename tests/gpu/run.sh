@@ -15,10 +15,11 @@
 #                         and the entropy layout) against plain bf16 weights,
 #                         all on the GPU;
 #   staged steps          the fast layout's rows kernel with its steps copied
-#                         ahead by the copy engine (sm_90; not yet the
-#                         default): gpu_check --staged, bit for bit and
-#                         timed beside the unstaged kernel and cuBLAS; then
-#                         in the engine benchmark (--stages 2), where those
+#                         ahead by the copy engine (sm_90), or asked of L2
+#                         ahead (neither yet the default): gpu_check
+#                         --staged, bit for bit and timed beside the
+#                         default kernel and cuBLAS; then in the engine
+#                         benchmark (--stages 2, --prefetch 2), where those
 #                         passed and every step before them did;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out);
@@ -116,12 +117,13 @@ t_steps=$SECONDS
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
     run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" \
         --like "$SHARED/fixtures/stories260K/model.safetensors" -o "$synth" >/dev/null
-    # the fast layout timed again with its products' steps staged, after
-    # its default figures, the same model loaded: the staged kernel's own
-    # products first, in a step of their own, so that one that never ends
-    # costs that step's limit, and the engine is not run staged then
+    # the fast layout timed again with its products' steps staged, and
+    # asked of L2 ahead, after its default figures, the same model loaded:
+    # those products first, in a step of their own, so that a staged one
+    # that never ends costs that step's limit, and the engine is not run
+    # so then
     run 60 "staged products" "$gpu_check" "$SHARED/fixtures" --staged
-    stages=(--stages 2)
+    stages=(--stages 2 --prefetch 2)
     [ "$last" = 0 ] || stages=()
     run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2 "${stages[@]}"
     # last, so that it takes no time from the figures: the engine's checks
