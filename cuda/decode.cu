@@ -20,9 +20,12 @@
  *     read as it is (plain bf16) or from the warp's unit decoded into
  *     shared memory (Huffman), and multiplied there; a butterfly of
  *     shuffles sums each row in a fixed order, the same for every layout.
- *     On sm_90, where asked (glyd_cudaSetRowsStages, GLYD_CUDA_STAGES), the
- *     fast layout's steps are copied ahead into shared memory by the copy
- *     engine while the warp works on the step before (stage_issue).
+ *     The fast layout's steps may be fetched ahead of the warp: on sm_90,
+ *     copied into shared memory by the copy engine while the warp works on
+ *     the step before (stage_issue), or on any, asked of L2 (prefetch_step).
+ *     Which is fastest depends on the device and the shape: glyd_cudaTune
+ *     times each setting and keeps the fastest for the shape (the engine
+ *     tunes its shapes as it loads), unless a setting is set by hand.
  *   y = W x otherwise (rows that cut groups): the general kernel, a block
  *     per unit, a warp per row (or per part of a long row); lanes decode the
  *     32 elements of a group side by side. Parts of long rows are added in
@@ -30,6 +33,7 @@
  */
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1141,53 +1145,113 @@ static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, c
                                           dev, s);
 }
 
-/* Slots of a rows warp's ring of staged steps (0: not staged): as
- * glyd_cudaSetRowsStages last set, else GLYD_CUDA_STAGES, else 0. */
-static int g_rowsStages = -1;
+/* The settings of the fast layout's products by rows: the slots of a
+ * warp's ring of staged steps (0: not staged), and the steps it asks of L2
+ * ahead where they are not staged. Each is as glyd_cudaSet* last set it,
+ * else its environment variable, else left to the tuned shapes; where
+ * either is left so, both are the setting kept for the product's shape,
+ * else plain. */
+typedef struct {
+    unsigned stages, prefetch;
+} rows_setting;
+
+#define SETTING_UNREAD -1
+#define SETTING_TUNED -2
+static int g_rowsStages = SETTING_UNREAD, g_rowsPrefetch = SETTING_UNREAD;
+
+static int setting_of(unsigned v, unsigned most)
+{
+    return v == GLYD_CUDA_TUNED ? SETTING_TUNED : (int)(v < most ? v : most);
+}
+
+static unsigned setting_was(int v) { return v < 0 ? GLYD_CUDA_TUNED : (unsigned)v; }
+
+static int setting_read(int* v, const char* name, unsigned most)
+{
+    if (*v == SETTING_UNREAD) {
+        const char* const e = getenv(name);
+        long const n = e && *e ? strtol(e, NULL, 10) : -1;
+        *v = n < 0 ? SETTING_TUNED : n > (long)most ? (int)most : (int)n;
+    }
+    return *v;
+}
 
 extern "C" unsigned glyd_cudaSetRowsStages(unsigned stages)
 {
-    unsigned const was = g_rowsStages < 0 ? 0 : (unsigned)g_rowsStages;
-    g_rowsStages = (int)(stages < STAGES_MAX ? stages : STAGES_MAX);
+    unsigned const was = setting_was(setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX));
+    g_rowsStages = setting_of(stages, STAGES_MAX);
     return was;
 }
-
-/* Slots for the steps of this product (fast layout): the setting, where
- * the device has bulk copies (sm_90 on) and each of the product's steps
- * is whole (no lane without a group) and is two runs the copies may read
- * (16-byte aligned, as device allocations are). */
-static unsigned rows_stages(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const device_limits* dev)
-{
-    if (g_rowsStages < 0) {
-        const char* const v = getenv("GLYD_CUDA_STAGES");
-        long const n = v ? strtol(v, NULL, 10) : 0;
-        g_rowsStages = n < 0 ? 0 : n > STAGES_MAX ? STAGES_MAX : (int)n;
-    }
-    if (!g_rowsStages || t->layout != GK_LAYOUT_FAST || dev->major < 9) return 0;
-    if (gk_rows_span(t, cols) % 1024 || ((uintptr_t)blob | t->codePlanes | t->planes) & 15) return 0;
-    return (unsigned)g_rowsStages;
-}
-
-/* Steps a rows warp asks of L2 ahead where its steps are not staged
- * (fast layout): as glyd_cudaSetRowsPrefetch last set, else
- * GLYD_CUDA_PREFETCH, else 0. */
-static int g_rowsPrefetch = -1;
 
 extern "C" unsigned glyd_cudaSetRowsPrefetch(unsigned steps)
 {
-    unsigned const was = g_rowsPrefetch < 0 ? 0 : (unsigned)g_rowsPrefetch;
-    g_rowsPrefetch = (int)(steps < PREFETCH_MAX ? steps : PREFETCH_MAX);
+    unsigned const was = setting_was(setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX));
+    g_rowsPrefetch = setting_of(steps, PREFETCH_MAX);
     return was;
 }
 
-static unsigned rows_prefetch(const gk_tensor* t)
+/* The settings kept by shape (glyd_cudaTune, glyd_cudaSetTuned), few: a
+ * model has a handful of shapes; past TUNED_MAX, a new shape takes the
+ * place of the oldest. Under a lock, as products may be launched from
+ * several threads. */
+#define TUNED_MAX 64
+typedef struct {
+    int device;
+    uint64_t rows, cols;
+    unsigned batch;
+    rows_setting at;
+} tuned_shape;
+static tuned_shape g_tuned[TUNED_MAX];
+static unsigned g_nbTuned, g_tunedOldest;
+static pthread_mutex_t g_tunedLock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool tuned_is(tuned_shape const* e, int device, uint64_t rows, uint64_t cols, unsigned batch)
 {
-    if (g_rowsPrefetch < 0) {
-        const char* const v = getenv("GLYD_CUDA_PREFETCH");
-        long const n = v ? strtol(v, NULL, 10) : 0;
-        g_rowsPrefetch = n < 0 ? 0 : n > PREFETCH_MAX ? PREFETCH_MAX : (int)n;
-    }
-    return t->layout == GK_LAYOUT_FAST ? (unsigned)g_rowsPrefetch : 0;
+    return e->device == device && e->rows == rows && e->cols == cols && e->batch == batch;
+}
+
+/* 1 and *at where the shape has a setting kept, else 0. */
+static int tuned_find(int device, uint64_t rows, uint64_t cols, unsigned batch, rows_setting* at)
+{
+    int found = 0;
+    pthread_mutex_lock(&g_tunedLock);
+    for (unsigned k = 0; k < g_nbTuned && !found; k++)
+        if (tuned_is(&g_tuned[k], device, rows, cols, batch)) *at = g_tuned[k].at, found = 1;
+    pthread_mutex_unlock(&g_tunedLock);
+    return found;
+}
+
+static void tuned_keep(int device, uint64_t rows, uint64_t cols, unsigned batch, rows_setting at)
+{
+    tuned_shape const e = { device, rows, cols, batch, at };
+    unsigned k = 0;
+    pthread_mutex_lock(&g_tunedLock);
+    while (k < g_nbTuned && !tuned_is(&g_tuned[k], device, rows, cols, batch)) k++;
+    if (k == TUNED_MAX) k = g_tunedOldest, g_tunedOldest = (g_tunedOldest + 1) % TUNED_MAX;
+    else if (k == g_nbTuned) g_nbTuned++;
+    g_tuned[k] = e;
+    pthread_mutex_unlock(&g_tunedLock);
+}
+
+/* A product's setting, before what its shape and device allow. */
+static rows_setting rows_setting_for(int device, uint64_t rows, uint64_t cols, unsigned batch)
+{
+    int const stages = setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX);
+    int const prefetch = setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX);
+    rows_setting at = { 0, 0 };
+    if (stages == SETTING_TUNED && prefetch == SETTING_TUNED) tuned_find(device, rows, cols, batch, &at);
+    else at.stages = stages < 0 ? 0 : (unsigned)stages, at.prefetch = prefetch < 0 ? 0 : (unsigned)prefetch;
+    return at;
+}
+
+/* Whether a product may stage its steps (fast layout): where the device
+ * has bulk copies (sm_90 on) and each of the product's steps is whole (no
+ * lane without a group) and is two runs the copies may read (16-byte
+ * aligned, as device allocations are). */
+static bool rows_may_stage(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const device_limits* dev)
+{
+    return t->layout == GK_LAYOUT_FAST && dev->major >= 9 && gk_rows_span(t, cols) % 1024 == 0 &&
+           !(((uintptr_t)blob | t->codePlanes | t->planes) & 15);
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -1195,7 +1259,7 @@ static unsigned rows_prefetch(const gk_tensor* t)
  * loads assume, checked. */
 static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                              uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
-                             cudaStream_t s)
+                             const rows_setting* given, cudaStream_t s)
 {
     int const layout = (int)t->layout;
     unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols), stages;
@@ -1207,7 +1271,9 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                                                          : false;
     if (misaligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
-    stages = rows_stages(blob, t, cols, &dev);
+    rows_setting const at = given ? *given : rows_setting_for(dev.device, rows, cols, batch);
+    unsigned const prefetch = t->layout == GK_LAYOUT_FAST ? at.prefetch : 0;
+    stages = rows_may_stage(blob, t, cols, &dev) ? at.stages : 0;
     /* within the device's shared memory: fewer warps (Huffman: each holds
      * up to 8.5 KiB of symbols), then fewer vectors at a time; then steps
      * not staged */
@@ -1229,7 +1295,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                                                          stages, &dev, s);
         else if (t->layout == GK_LAYOUT_FAST)
             e = launch_rows_layout<GK_LAYOUT_FAST, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
-                                                          rows_prefetch(t), &dev, s);
+                                                          prefetch, &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
             e = launch_rows_layout<GK_LAYOUT_STORED, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
                                                             &dev, s);
@@ -1483,12 +1549,12 @@ extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t
     return (int)cudaGetLastError();
 }
 
-/* tables and runs: the Huffman layout's (NULL for the others). */
-extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
-                                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                   unsigned batch, float* y, float* parts, void* stream)
+/* A product at the given setting of its steps ahead (NULL: as set, or as
+ * kept for its shape). */
+static int launch_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
+                       uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
+                       const rows_setting* given, cudaStream_t s)
 {
-    cudaStream_t const s = (cudaStream_t)stream;
     if (t->nbElements == 0) return 0;
     /* the Huffman kernels decode whole units into shared memory through
      * the run index: the emulation's conditions, checked here as well */
@@ -1496,7 +1562,7 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
         return (int)cudaErrorInvalidValue;
     if (t->layout == GK_LAYOUT_HUFFMAN && !gk_huf_blob_aligned(blob)) return (int)cudaErrorMisalignedAddress;
     if (gk_rows_fits(t, cols)) {
-        cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, s);
+        cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, given, s);
         if (e != cudaSuccess) return (int)e;
     } else if (t->layout == GK_LAYOUT_HUFFMAN)
         fast_gemv_kernel<true><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
@@ -1508,6 +1574,112 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
         gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
                                                                          batch, y);
     return (int)cudaGetLastError();
+}
+
+/* tables and runs: the Huffman layout's (NULL for the others). */
+extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                   unsigned batch, float* y, float* parts, void* stream)
+{
+    return launch_gemv(blob, t, tables, runs, rows, cols, x, batch, y, parts, NULL, (cudaStream_t)stream);
+}
+
+/* The settings that a tuning times: plain first, then steps asked of L2
+ * ahead, then (where the product may stage its steps) staged. A round
+ * launches each in turn, enough times to go round the tensors given; the
+ * first round is not timed (its launches load the kernels and ask the
+ * device's limits), and each setting keeps its best round. */
+static const rows_setting kTuneSettings[] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 0, 4 }, { 2, 0 }, { 3, 0 }, { 4, 0 } };
+#define TUNE_SETTINGS (sizeof kTuneSettings / sizeof kTuneSettings[0])
+#define TUNE_ROUNDS 4
+#define TUNE_LAUNCHES 4  /* a setting's launches a round, at least */
+#define TUNE_MARGIN 0.97 /* of the plain setting's time, that another must take at most to be kept */
+
+static size_t tune_failed(char* why, size_t whyCap, cudaError_t e, const char* what)
+{
+    snprintf(why, whyCap, "%s: %s", what, cudaGetErrorString(e));
+    return (size_t)-(int)GLYD_error_GENERIC;
+}
+
+/* glyd_cudaTune over device blobs as the engine holds them (parts: as
+ * glyd_cudaLaunchGemv's; tables and runs need not be, the fast layout
+ * having none): 0 or an error, with its reason in why. chosen: the
+ * setting kept ({0, 0} where nothing was timed). */
+extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tensor* const* ts, unsigned count,
+                                      uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
+                                      float* parts, void* stream, unsigned chosen[2], char* why, size_t whyCap)
+{
+    cudaStream_t const s = (cudaStream_t)stream;
+    size_t const outBytes = sizeof(float) * batch * rows;
+    float best[TUNE_SETTINGS];
+    bool mayStage = true;
+    device_limits dev;
+    cudaEvent_t a = NULL, b = NULL;
+    float* got = NULL;
+    float* want = NULL;
+    size_t r = 0;
+    cudaError_t e;
+    unsigned k, keep = 0;
+    chosen[0] = chosen[1] = 0;
+    if (!count || batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    for (k = 0; k < count; k++)
+        if (ts[k]->layout != ts[0]->layout || ts[k]->nbElements != rows * cols)
+            return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (ts[0]->layout != GK_LAYOUT_FAST || !gk_rows_fits(ts[0], cols) || rows * cols == 0) return 0;
+    /* settings set by hand are what products use: nothing to time */
+    int const byHandStages = setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX);
+    int const byHandPrefetch = setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX);
+    if (byHandStages != SETTING_TUNED || byHandPrefetch != SETTING_TUNED) {
+        chosen[0] = byHandStages < 0 ? 0 : (unsigned)byHandStages;
+        chosen[1] = byHandPrefetch < 0 ? 0 : (unsigned)byHandPrefetch;
+        return 0;
+    }
+    if ((e = limits(&dev)) != cudaSuccess) return tune_failed(why, whyCap, e, "tuning");
+    for (k = 0; k < count; k++) mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
+    got = (float*)malloc(outBytes);
+    want = (float*)malloc(outBytes);
+    if (!got || !want) r = (size_t)-(int)GLYD_error_memory_allocation;
+    /* each setting's product, once, against the plain one's */
+    for (k = 0; k < TUNE_SETTINGS && !r; k++) {
+        if (kTuneSettings[k].stages && !mayStage) continue;
+        e = (cudaError_t)launch_gemv(blobs[0], ts[0], NULL, NULL, rows, cols, x, batch, y, parts, &kTuneSettings[k], s);
+        if (e == cudaSuccess) e = cudaMemcpyAsync(k ? got : want, y, outBytes, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+        if (e != cudaSuccess) r = tune_failed(why, whyCap, e, "tuning");
+        else if (k && memcmp(got, want, outBytes)) {
+            snprintf(why, whyCap, "tuning: the product of %llux%llu with %u steps staged, %u asked of L2 ahead, "
+                     "differs from the plain product", (unsigned long long)rows, (unsigned long long)cols,
+                     kTuneSettings[k].stages, kTuneSettings[k].prefetch);
+            r = (size_t)-(int)GLYD_error_GENERIC;
+        }
+    }
+    if (!r && ((e = cudaEventCreate(&a)) != cudaSuccess || (e = cudaEventCreate(&b)) != cudaSuccess))
+        r = tune_failed(why, whyCap, e, "tuning");
+    for (k = 0; k < TUNE_SETTINGS; k++) best[k] = -1;
+    for (unsigned round = 0; round < TUNE_ROUNDS && !r; round++)
+        for (k = 0; k < TUNE_SETTINGS && !r; k++) {
+            unsigned const n = count > TUNE_LAUNCHES ? count : TUNE_LAUNCHES;
+            float ms = 0;
+            if (kTuneSettings[k].stages && !mayStage) continue;
+            e = cudaEventRecord(a, s);
+            for (unsigned i = 0; i < n && e == cudaSuccess; i++)
+                e = (cudaError_t)launch_gemv(blobs[i % count], ts[i % count], NULL, NULL, rows, cols, x, batch, y,
+                                             parts, &kTuneSettings[k], s);
+            if (e == cudaSuccess) e = cudaEventRecord(b, s);
+            if (e == cudaSuccess) e = cudaEventSynchronize(b);
+            if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, a, b);
+            if (e != cudaSuccess) r = tune_failed(why, whyCap, e, "tuning");
+            else if (round && (best[k] < 0 || ms / n < best[k])) best[k] = ms / n;
+        }
+    for (k = 1; k < TUNE_SETTINGS && !r; k++)
+        if (best[k] >= 0 && best[k] <= TUNE_MARGIN * best[0] && best[k] < best[keep]) keep = k;
+    if (!r) tuned_keep(dev.device, rows, cols, batch, kTuneSettings[keep]);
+    if (!r) chosen[0] = kTuneSettings[keep].stages, chosen[1] = kTuneSettings[keep].prefetch;
+    if (a) cudaEventDestroy(a);
+    if (b) cudaEventDestroy(b);
+    free(got);
+    free(want);
+    return r;
 }
 
 extern "C" size_t glyd_cudaTensorNibbles(glyd_cudaTensor* t)
@@ -1551,5 +1723,54 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, w->tables, w->runs, rows, cols, x, batch, y, parts, stream),
              "gemv launch");
     if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
+    return 0;
+}
+
+extern "C" size_t glyd_cudaTune(const glyd_cudaTensor* const* w, unsigned count, uint64_t rows, uint64_t cols,
+                                unsigned batch, const float* x, float* y, void* stream, unsigned* stages,
+                                unsigned* prefetch)
+{
+    cudaStream_t const s = (cudaStream_t)stream;
+    const uint8_t* blobs[64];
+    const gk_tensor* ts[64];
+    unsigned chosen[2] = { 0, 0 };
+    float* parts = NULL;
+    size_t r;
+    /* a model's matrices of one shape are at most a few hundred; 64 go past L2 */
+    if (count > 64) count = 64;
+    if (!count || batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    for (unsigned k = 0; k < count; k++) blobs[k] = w[k]->blob, ts[k] = &w[k]->t;
+    if (rows * cols != ts[0]->nbElements || cols == 0) return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (ts[0]->layout == GK_LAYOUT_FAST && !gk_gemv_fits(ts[0], cols))
+        return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    if (ts[0]->unitSize < cols)
+        CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * ts[0]->nbUnits, s), "tuning");
+    r = glyd_cudaLaunchTune(blobs, ts, count, rows, cols, x, batch, y, parts, stream, chosen, g_lastError,
+                            sizeof g_lastError);
+    if (parts) cudaFreeAsync(parts, s);
+    if (stages) *stages = chosen[0];
+    if (prefetch) *prefetch = chosen[1];
+    return r;
+}
+
+extern "C" int glyd_cudaTuned(uint64_t rows, uint64_t cols, unsigned batch, unsigned* stages, unsigned* prefetch)
+{
+    rows_setting at = { 0, 0 };
+    int device, found;
+    if (cudaGetDevice(&device) != cudaSuccess) return 0;
+    found = tuned_find(device, rows, cols, batch, &at);
+    if (stages) *stages = at.stages;
+    if (prefetch) *prefetch = at.prefetch;
+    return found;
+}
+
+extern "C" size_t glyd_cudaSetTuned(uint64_t rows, uint64_t cols, unsigned batch, unsigned stages, unsigned prefetch)
+{
+    rows_setting const at = { stages, prefetch };
+    int device;
+    if (stages > STAGES_MAX || prefetch > PREFETCH_MAX || batch < 1 || batch > GEMV_MAX_BATCH)
+        return (size_t)-(int)GLYD_error_parameter_outOfBound;
+    CUDA_TRY(cudaGetDevice(&device), "tuning");
+    tuned_keep(device, rows, cols, batch, at);
     return 0;
 }

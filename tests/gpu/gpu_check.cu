@@ -30,12 +30,14 @@
  * there); the fast layout's products both as they run by default and with
  * their steps staged (glyd_cudaSetRowsStages, 2 and 3 slots) or asked of
  * L2 ahead (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose
- * units hold several rows or end short. --staged checks and times the
+ * units hold several rows or end short, and as tuned (glyd_cudaTune, and
+ * settings kept by hand: tune_check). --staged checks and times the
  * rows kernel's settings that are not yet the default alone, on a GPU
  * (staged: sm_90 on; on others the product is the unstaged one): section
  * 2's products at a 16th of their rows and the shapes above, bit for bit
  * against the emulation at 2 and 3 slots and with 2 steps asked of L2
- * ahead, then section 3's products so and by default, beside cuBLAS. It
+ * ahead, then section 3's products so, by default (no steps ahead) and
+ * as glyd_cudaTune keeps them (tuned round the copies), beside cuBLAS. It
  * is a run of its own, so that a staged kernel that never ends leaves the
  * default run's figures whole. --profile checks nothing: it launches, once
  * each, the kernels whose counters a profiler is to read (tests/gpu/run.sh
@@ -327,6 +329,114 @@ static void prefetch_coverage_check(void)
 }
 #endif
 
+/* glyd_cudaTune on three copies of a matrix: a setting it times is kept
+ * for the shape and is the one it says; products where both settings are
+ * left to the tuned shapes (GLYD_CUDA_TUNED) are the plain ones bit for
+ * bit. On the CPU, where cudacpu records the lines asked of L2, such a
+ * product asks for lines exactly where the setting kept for its shape
+ * has steps asked ahead and neither setting is set otherwise. Settings
+ * out of range are refused; 64 shapes are kept, the oldest making room. */
+static void tune_check(void)
+{
+    uint64_t const rows = 48, cols = 2048;
+    size_t const n = (size_t)(rows * cols);
+    std::vector<uint16_t> w(n);
+    std::vector<float> x(cols), plain(rows), got(rows);
+    glyd_cudaTensor* t[3];
+    unsigned stages = 99, prefetch = 99, keptStages = 99, keptPrefetch = 99;
+    float *dx, *dy;
+    size_t err = 0;
+    int uploaded = 1;
+    glyd_synthWeights(w.data(), n, 47);
+    std::vector<uint8_t> const blob = compress(w.data(), n, (size_t)cols, glyd_tensor_fast);
+    for (size_t i = 0; i < cols; i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
+    for (auto& c : t) {
+        c = glyd_cudaTensorUpload(blob.data(), blob.size(), &err);
+        uploaded &= c && !glyd_isError(glyd_cudaTensorNibbles(c));
+    }
+    CHECK(uploaded, "tuning: upload");
+    if (!uploaded) return;
+    CUDA(cudaMalloc((void**)&dx, cols * 4));
+    CUDA(cudaMalloc((void**)&dy, rows * 4));
+    CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
+    unsigned const wasStages = glyd_cudaSetRowsStages(0), wasPrefetch = glyd_cudaSetRowsPrefetch(0);
+    CHECK(!glyd_isError(glyd_cudaGemv(t[0], rows, cols, dx, 1, dy, NULL)), "tuning: plain product");
+    CUDA(cudaMemcpy(plain.data(), dy, rows * 4, cudaMemcpyDeviceToHost));
+    glyd_cudaSetRowsStages(GLYD_CUDA_TUNED);
+    glyd_cudaSetRowsPrefetch(GLYD_CUDA_TUNED);
+    err = glyd_cudaTune(t, 3, rows, cols, 1, dx, dy, NULL, &stages, &prefetch);
+    CHECK(!glyd_isError(err), "tuning: %s", glyd_cudaLastError());
+    CHECK((stages == 0 || (stages >= 2 && stages <= 4)) && (prefetch == 0 || prefetch == 1 || prefetch == 2 ||
+                                                            prefetch == 4) && !(stages && prefetch),
+          "tuning kept %u slots and %u steps ahead, not a setting it times", stages, prefetch);
+    CHECK(glyd_cudaTuned(rows, cols, 1, &keptStages, &keptPrefetch) == 1 && keptStages == stages &&
+          keptPrefetch == prefetch, "tuning: the setting kept (%u, %u) is not the one told (%u, %u)", keptStages,
+          keptPrefetch, stages, prefetch);
+    CHECK(glyd_cudaTuned(rows, cols, 2, NULL, NULL) == 0, "tuning: a setting kept for a batch not tuned");
+    /* as tuned, then at each setting kept by hand */
+    static const unsigned kKept[][2] = { { 0, 0 }, { 0, 3 }, { 2, 0 }, { 4, 0 } };
+    for (int k = -1; k < 4; k++) {
+        if (k >= 0) CHECK(!glyd_isError(glyd_cudaSetTuned(rows, cols, 1, kKept[k][0], kKept[k][1])), "kept by hand");
+        std::vector<uintptr_t> asked;
+#ifdef GLYD_CUDACPU
+        cudacpu_recordPrefetches(&asked);
+#endif
+        CHECK(!glyd_isError(glyd_cudaGemv(t[k < 0 ? 0 : k % 3], rows, cols, dx, 1, dy, NULL)), "tuned product");
+#ifdef GLYD_CUDACPU
+        cudacpu_recordPrefetches(NULL);
+        unsigned const ahead = k < 0 ? prefetch : kKept[k][1];
+        CHECK(asked.empty() == (ahead == 0), "a tuned product at %u steps ahead asked L2 for %zu lines", ahead,
+              asked.size());
+#endif
+        CUDA(cudaMemcpy(got.data(), dy, rows * 4, cudaMemcpyDeviceToHost));
+        CHECK(!memcmp(got.data(), plain.data(), rows * 4), "a tuned product (setting %d) is not the plain one", k);
+    }
+    /* either setting set by hand wins over the shape's: slots set to none,
+     * no steps asked ahead either, where the shape's setting has 3 */
+    CHECK(!glyd_isError(glyd_cudaSetTuned(rows, cols, 1, 0, 3)), "kept by hand");
+    glyd_cudaSetRowsStages(0);
+    {
+        std::vector<uintptr_t> asked;
+#ifdef GLYD_CUDACPU
+        cudacpu_recordPrefetches(&asked);
+#endif
+        CHECK(!glyd_isError(glyd_cudaGemv(t[1], rows, cols, dx, 1, dy, NULL)), "product set by hand");
+#ifdef GLYD_CUDACPU
+        cudacpu_recordPrefetches(NULL);
+        CHECK(asked.empty(), "a product set to no steps ahead asked L2 for %zu lines", asked.size());
+#endif
+        CUDA(cudaMemcpy(got.data(), dy, rows * 4, cudaMemcpyDeviceToHost));
+        CHECK(!memcmp(got.data(), plain.data(), rows * 4), "a product set by hand is not the plain one");
+    }
+    /* with a setting set by hand, tuning times nothing and tells the setting set */
+    glyd_cudaSetRowsPrefetch(5);
+    unsigned handStages = 99, handPrefetch = 99;
+    CHECK(!glyd_isError(glyd_cudaTune(t, 3, rows, cols, 1, dx, dy, NULL, &handStages, &handPrefetch)) &&
+          handStages == 0 && handPrefetch == 5 && glyd_cudaTuned(rows, cols, 1, &keptStages, &keptPrefetch) == 1 &&
+          keptStages == 0 && keptPrefetch == 3, "tuning with a setting set by hand: told %u, %u; kept %u, %u",
+          handStages, handPrefetch, keptStages, keptPrefetch);
+    glyd_cudaSetRowsPrefetch(GLYD_CUDA_TUNED);
+    CHECK(glyd_isError(glyd_cudaSetTuned(rows, cols, 1, 5, 0)) &&
+          glyd_isError(glyd_cudaSetTuned(rows, cols, 1, 0, 9)) && glyd_isError(glyd_cudaSetTuned(rows, cols, 9, 0, 0)),
+          "settings out of range kept");
+    CHECK(glyd_isError(glyd_cudaTune(t, 3, rows, cols + 32, 1, dx, dy, NULL, NULL, NULL)), "a tuning of a wrong shape");
+    /* 64 shapes are kept: the 64 last, of no product here, push out the oldest */
+    CHECK(glyd_cudaTuned(rows, cols, 1, NULL, NULL) == 1, "tuning: the shape's setting lost");
+    for (uint64_t k = 0; k < 64; k++) CHECK(!glyd_isError(glyd_cudaSetTuned(1000 + k, 1, 1, 0, 1)), "kept by hand");
+    CHECK(glyd_cudaTuned(rows, cols, 1, NULL, NULL) == 0, "tuning: more than 64 shapes kept");
+    CHECK(glyd_cudaTuned(1000, 1, 1, &keptStages, &keptPrefetch) == 1 && keptPrefetch == 1 &&
+          glyd_cudaTuned(1063, 1, 1, NULL, NULL) == 1, "tuning: the 64 last shapes not kept");
+    CHECK(!glyd_isError(glyd_cudaSetTuned(1063, 1, 1, 0, 2)) && glyd_cudaTuned(1063, 1, 1, NULL, &keptPrefetch) == 1 &&
+          keptPrefetch == 2 && glyd_cudaTuned(1000, 1, 1, NULL, NULL) == 1, "tuning: a shape kept again");
+    glyd_cudaSetRowsStages(wasStages);
+    glyd_cudaSetRowsPrefetch(wasPrefetch);
+    CUDA(cudaFree(dx));
+    CUDA(cudaFree(dy));
+    for (auto c : t) glyd_cudaTensorFree(c);
+    printf("- tuning: kept %u slots staged, %u steps asked of L2 ahead for %llux%llu; tuned products bit for bit\n",
+           stages, prefetch, (unsigned long long)rows, (unsigned long long)cols);
+}
+
 static double time_us(cudaEvent_t a, cudaEvent_t b, int reps)
 {
     float ms;
@@ -436,6 +546,7 @@ int main(int argc, char** argv)
 #ifdef GLYD_CUDACPU
     if (small) prefetch_coverage_check();
 #endif
+    if (small) tune_check();
 
     /* 1. the fixture's matrices */
     if (!staged) {
@@ -546,8 +657,8 @@ int main(int argc, char** argv)
      * H200's 50 MiB), which measures neither product as it runs. So each
      * form is held in enough copies to pass three times L2, and the
      * repetitions go round them. --staged: the fast layout's rows kernel
-     * by default, at 2 and 3 slots a warp, then with 2 steps asked of L2
-     * ahead. */
+     * with no steps ahead, at 2 and 3 slots a warp, with 2 steps asked of
+     * L2 ahead, then as tuned. */
     if (!small) {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
         static const size_t kMostCopies = 16;
@@ -562,8 +673,8 @@ int main(int argc, char** argv)
         char rates[3][160]; /* what each form reads a product, and how fast */
         if (staged)
             printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | staged, 2 slots (us) "
-                   "| staged, 3 slots (us) | 2 steps asked of L2 ahead (us) | speed-ups |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n");
+                   "| staged, 3 slots (us) | 2 steps asked of L2 ahead (us) | tuned (us) | tuned to | speed-ups |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         else
             printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
                    "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
@@ -602,11 +713,17 @@ int main(int argc, char** argv)
             CUDA(cudaMalloc((void**)&dy, rows * 4));
             CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
             CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
-            double us[5] = { 0, 0, 0, 0, 0 };
+            double us[6] = { 0, 0, 0, 0, 0, 0 };
+            unsigned tunedStages = 0, tunedPrefetch = 0;
             /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
-            for (int form = 0; form < (staged ? 5 : 4) && uploaded; form++) {
-                if (staged) glyd_cudaSetRowsStages(form == 2 ? 2 : form == 3 ? 3 : 0);
-                if (staged) glyd_cudaSetRowsPrefetch(form == 4 ? 2 : 0);
+            for (int form = 0; form < (staged ? 6 : 4) && uploaded; form++) {
+                if (staged) glyd_cudaSetRowsStages(form == 5 ? GLYD_CUDA_TUNED : form == 2 ? 2 : form == 3 ? 3 : 0);
+                if (staged) glyd_cudaSetRowsPrefetch(form == 5 ? GLYD_CUDA_TUNED : form == 4 ? 2 : 0);
+                if (form == 5) /* timed round the copies, as the products below go */
+                    CHECK(!glyd_isError(glyd_cudaTune(t, (unsigned)copies, rows, cols, 1, dx, dy, NULL, &tunedStages,
+                                                      &tunedPrefetch)),
+                          "tuning %llux%llu: %s", (unsigned long long)rows, (unsigned long long)cols,
+                          glyd_cudaLastError());
                 for (int k = -copies; k < reps; k++) { /* a round of the copies to warm up, then timed */
                     int const c = (k + copies) % copies;
                     if (k == 0) CUDA(cudaEventRecord(a));
@@ -624,9 +741,11 @@ int main(int argc, char** argv)
                 if (staged) glyd_cudaSetRowsStages(0), glyd_cudaSetRowsPrefetch(0);
             }
             if (staged)
-                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx / %.2fx / %.2fx / %.2fx |\n",
+                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %u slots, %u ahead "
+                       "| %.2fx / %.2fx / %.2fx / %.2fx / %.2fx |\n",
                        (unsigned long long)rows, (unsigned long long)cols, copies, us[0], us[1], us[2], us[3], us[4],
-                       us[0] / us[1], us[0] / us[2], us[0] / us[3], us[0] / us[4]);
+                       us[5], tunedStages, tunedPrefetch, us[0] / us[1], us[0] / us[2], us[0] / us[3], us[0] / us[4],
+                       us[0] / us[5]);
             else
                 printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
                        (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);

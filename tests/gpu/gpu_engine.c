@@ -20,7 +20,8 @@
  *     timed again with its products' steps staged in N slots (sm_90 on);
  *     --prefetch N, again with N steps asked of L2 ahead; the same model
  *     loaded once, its tokens and a token's logits checked against the
- *     default's. --no-compact leaves the entropy layout out.
+ *     default's (the settings tuned for each shape at load), and again with
+ *     no steps ahead. --no-compact leaves the entropy layout out.
  *
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
@@ -287,15 +288,16 @@ typedef struct {
     unsigned long long deviceBytes, bf16Bytes;
 } figures;
 
-/* A setting of the fast layout's products that is not yet the default,
- * timed beside it: its setter in the CUDA library that the engine loaded
- * (NULL where none is: no GPU, or --emulated), and its value (0: not
- * timed). */
+/* A setting of the fast layout's products, timed beside the default (the
+ * setting tuned for each shape as the engine loads): its setter in the
+ * CUDA library that the engine loaded (NULL where none is: no GPU, or
+ * --emulated), and its value (0: not timed, unless always). */
 typedef unsigned (*setting_fn)(unsigned);
 typedef struct {
     const char* setter; /* glyd_cudaSetRowsStages, glyd_cudaSetRowsPrefetch */
     const char* what;   /* for the report, with the value */
     unsigned value;
+    int always;         /* timed at 0 as well: products with no steps ahead */
     figures fig;
 } setting;
 /* A prompt, then nbDecode tokens one at a time (greedy), timed; the
@@ -342,8 +344,8 @@ static void measure(const char* model, int plain, int nbPrompt, int nbDecode, fi
         setting_fn set;
         float* const both = (float*)malloc(sizeof(float) * 2 * info.vocabSize);
         *(void**)&set = glyd_gpuCudaSymbol(s->setter);
-        if (s->value && set && both) {
-            set(s->value);
+        if ((s->value || s->always) && set && both) {
+            unsigned const was = set(s->value);
             CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up, %s", s->what);
             time_tokens(m, prompt, nbPrompt, nbDecode, toks + nbDecode, &s->fig);
             s->fig.deviceBytes = info.deviceWeightBytes;
@@ -353,7 +355,7 @@ static void measure(const char* model, int plain, int nbPrompt, int nbDecode, fi
                   i < nbDecode ? toks[nbDecode + i] : 0, i < nbDecode ? toks[i] : 0);
             /* and a token's logits (every product at batch 1), bit for bit */
             CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both + info.vocabSize, 0)), "forward, %s", s->what);
-            set(0);
+            set(was);
             CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both, 0)), "forward");
             CHECK(!memcmp(both, both + info.vocabSize, sizeof(float) * info.vocabSize),
                   "%s: logits differ from the default products' (largest difference %g)", s->what,
@@ -372,11 +374,14 @@ static int bench(int argc, char** argv)
     int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
     const char* const env = getenv("GLYD_CUDA_STAGES");
     const char* const envPrefetch = getenv("GLYD_CUDA_PREFETCH");
-    setting settings[2];
+    setting settings[3];
     figures coded, compact, plain;
     memset(settings, 0, sizeof settings);
     settings[0].setter = "glyd_cudaSetRowsStages", settings[0].what = "products' steps staged";
     settings[1].setter = "glyd_cudaSetRowsPrefetch", settings[1].what = "products' steps asked of L2 ahead";
+    /* either setting set makes both plain but that one */
+    settings[2].setter = "glyd_cudaSetRowsPrefetch", settings[2].what = "products with no steps ahead";
+    settings[2].always = 1;
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
@@ -395,7 +400,7 @@ static int bench(int argc, char** argv)
     memset(&compact, 0, sizeof compact);
     memset(&plain, 0, sizeof plain);
     for (r = 0; r < rounds; r++) {
-        measure(model, 0, nbPrompt, nbDecode, &coded, settings, 2);
+        measure(model, 0, nbPrompt, nbDecode, &coded, settings, 3);
         measure(model, 1, nbPrompt, nbDecode, &plain, NULL, 0);
         /* once: its load codes the entropy layout and indexes its runs */
         if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, NULL, 0);
@@ -409,12 +414,13 @@ static int bench(int argc, char** argv)
            "layout: one run).\n\n", nbPrompt, nbDecode, rounds);
     printf("| weights | prompt tok/s | decode tok/s | weights in GPU memory | of bf16 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
-    printf("| compressed | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt, coded.decode,
-           coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
-    for (a = 0; a < 2; a++)
+    printf("| compressed (products' steps as tuned at load) | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt,
+           coded.decode, coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
+    for (a = 0; a < 3; a++)
         if (settings[a].fig.decode > 0)
             printf("| compressed, %s (%u%s) | %.1f | %.1f | %.1f MiB | %.4f |\n", settings[a].what, settings[a].value,
-                   a == 0 ? " slots; sm_90 on" : "", settings[a].fig.prompt, settings[a].fig.decode,
+                   a == 0 ? " slots; sm_90 on" : a == 1 ? " steps" : " steps ahead", settings[a].fig.prompt,
+                   settings[a].fig.decode,
                    settings[a].fig.deviceBytes / 1048576.0,
                    (double)settings[a].fig.deviceBytes / (double)settings[a].fig.bf16Bytes);
     if (withCompact)
@@ -426,12 +432,12 @@ static int bench(int argc, char** argv)
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
-    for (a = 0; a < 2; a++)
+    for (a = 0; a < 3; a++)
         if (settings[a].fig.decode > 0)
-            printf("%s / plain: decode %.3fx, prompt %.3fx (against the default products' decode: %.3fx)\n",
+            printf("%s / plain: decode %.3fx, prompt %.3fx (against the tuned products' decode: %.3fx)\n",
                    settings[a].what, settings[a].fig.decode / plain.decode, settings[a].fig.prompt / plain.prompt,
                    settings[a].fig.decode / coded.decode);
-        else if (settings[a].value)
+        else if (settings[a].value || settings[a].always)
             printf("%s: not measured (no CUDA library loaded)\n", settings[a].what);
     if (withCompact)
         printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
