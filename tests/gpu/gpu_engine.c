@@ -6,8 +6,9 @@
  *     logits, prompts (cuBLAS on decoded tiles), one token at a time and
  *     8 tokens as a prompt (the fused product, at batch 1 and 8); coded
  *     weights against plain ones bit for bit
- *     (--exact), both paths; the greedy continuation from BOS, picked on
- *     the device; 500 positions against the CPU engine (attention in
+ *     (--exact), both paths; the products' settings tuned as the engine
+ *     loads (glyd_cudaTuned, where none is set by hand); the greedy
+ *     continuation from BOS, picked on the device; 500 positions against the CPU engine (attention in
  *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
@@ -173,6 +174,9 @@ static void check_model(const char* dir, const char* name, size_t vocab, const f
     glyd_llmClose(compact);
 }
 
+/* glyd_cudaTuned, from the CUDA library that the engine loaded */
+typedef int (*tuned_fn)(uint64_t, uint64_t, unsigned, unsigned*, unsigned*);
+
 static int check(const char* fixtures)
 {
     char dir[1024], path[1200];
@@ -208,6 +212,18 @@ static int check(const char* fixtures)
         glyd_llm* const m = open_on(dir, g_gpu, 0, 0);
         int tok = greedy[0], ok = nbGreedy > 1;
         size_t pos;
+        tuned_fn tuned;
+        const char* const byHand[2] = { getenv("GLYD_CUDA_STAGES"), getenv("GLYD_CUDA_PREFETCH") };
+        *(void**)&tuned = glyd_gpuCudaSymbol("glyd_cudaTuned");
+        if (tuned && !(byHand[0] && *byHand[0]) && !(byHand[1] && *byHand[1])) {
+            /* its products' settings tuned as it loaded (where none is set
+             * by hand): the head's and the query's shapes */
+            glyd_llmInfo info;
+            glyd_llmGetInfo(m, &info);
+            CHECK(tuned(info.vocabSize, info.hiddenSize, 1, NULL, NULL) == 1 &&
+                      tuned((uint64_t)info.nbHeads * info.headDim, info.hiddenSize, 1, NULL, NULL) == 1,
+                  "the engine's products not tuned at load");
+        }
         for (pos = 0; pos + 1 < nbGreedy && ok; pos++) {
             int next = -1;
             ok = !glyd_isError(glyd_llmGreedy(m, &tok, 1, pos, &next)) && next == greedy[pos + 1];
