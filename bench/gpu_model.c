@@ -15,7 +15,9 @@
  * from HBM, its instructions at 4 a clock per multiprocessor, its shared
  * memory at a wavefront a clock. A model, not a measurement:
  * tests/gpu/run.sh measures. It leaves out latency, the per-unit set-up
- * and the launch.
+ * and the launch; but it counts, from the fast layout's launch, the chain
+ * of steps each warp takes one after another, which latency lengthens,
+ * and so what a step may take for the product to run at its floor.
  *
  *   build/gpu_model [--pair N] [--huf-step N] [--huf-group N] [--huf-staged N] [--fast-step N]
  *                   [--escape8 N] [--slow N] [--escape N] [--escape-blob N]
@@ -35,6 +37,14 @@
 #define CLOCK_HZ   1.98e9
 #define HBM_BYTES  4.8e12
 #define SCHEDULERS 4
+#define SM_SMEM    (228 * 1024) /* shared memory of a multiprocessor, */
+#define BLOCK_SMEM 1024         /* of which each block's reserved part */
+#define SM_REGS    65536
+
+/* The rows kernel's launch at batch 1 on the fast layout (decode.cu:
+ * ROWS_WARPS, rows_smem, launch_rows; registers held to 64 a thread). */
+#define ROWS_WARPS 8
+#define ROWS_REGS  64
 
 /* Instructions (sm_90 SASS of the rows kernel at batch 1), as options. */
 typedef struct {
@@ -453,9 +463,53 @@ static void report(const char* name, uint64_t rows, uint64_t cols, const model_c
            floor, cublas / floor);
 }
 
+/* How the rows kernel's warps share a product's steps (fast layout, batch
+ * 1, plain steps): the grid fills the device, each block's warps taking
+ * items (units, or one part of a row where units are parts of rows: the
+ * grid's y, a wave of blocks a part once the device is full) every stride
+ * items from their first, a step after another. A warp's chain of steps
+ * is what latency lengthens: a step waits on its loads, then on its
+ * instructions, and the next one's loads are not issued before. The
+ * floor divided by the longest chain is what a step may take for the
+ * product to run at its floor. */
+static void chains(uint64_t rows, uint64_t cols, const model_count* c)
+{
+    gk_tensor t;
+    double hbm, issue, smem;
+    double const floor = floors(c, &hbm, &issue, &smem);
+    uint64_t const n = rows * cols;
+    size_t bytes;
+    memset(&t, 0, sizeof t);
+    t.unitSize = glyd_tensorUnitSize(n, cols);
+    t.nbElements = n;
+    t.nbUnits = (n + t.unitSize - 1) / t.unitSize;
+    {
+        uint64_t const span = gk_rows_span(&t, cols), perRow = cols / span;
+        uint64_t const items = perRow > 1 ? rows : t.nbUnits, stepsPerItem = (perRow > 1 ? span : t.unitSize) / 1024;
+        unsigned byRegs, bySmem, perSm;
+        uint64_t full, blocks, waves, perWarp, longest;
+        bytes = 4 * gk_rows_stride(span) + 4 * (GK_PATCH_SLOT_WORDS + 1) * 32 * ROWS_WARPS + 4 * 2 * ROWS_WARPS;
+        byRegs = SM_REGS / (ROWS_REGS * 32 * ROWS_WARPS);
+        bySmem = (unsigned)(SM_SMEM / (bytes + BLOCK_SMEM));
+        perSm = byRegs < bySmem ? byRegs : bySmem;
+        full = (uint64_t)SMS * perSm;
+        blocks = (items + ROWS_WARPS - 1) / ROWS_WARPS;
+        if (blocks > full) blocks = full;
+        waves = (blocks * perRow + full - 1) / full;
+        perWarp = (items + blocks * ROWS_WARPS - 1) / (blocks * ROWS_WARPS);
+        longest = waves * perWarp * stepsPerItem;
+        printf("| %llux%llu | %u | %llu x %llu | %.1f KiB | %u (%s) | %llu | %llu | %llu | %.1f | %.2f |\n",
+               (unsigned long long)rows, (unsigned long long)cols, t.unitSize, (unsigned long long)items,
+               (unsigned long long)perRow, bytes / 1024.0, perSm, byRegs <= bySmem ? "registers" : "shared memory",
+               (unsigned long long)(blocks * ROWS_WARPS), (unsigned long long)waves, (unsigned long long)longest,
+               (double)c->steps / (double)(full * ROWS_WARPS), floor / (double)longest);
+    }
+}
+
 /* A shape's products in both layouts (a table row each), and its bulk
  * decoding in the entropy layout into *bulk. */
-static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_instr* in, model_count* bulk)
+static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_instr* in, model_count* bulk,
+                       model_count* fast)
 {
     size_t const n = (size_t)(rows * cols), cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
     uint16_t* const w = (uint16_t*)malloc(2 * n);
@@ -501,6 +555,7 @@ static int model_shape(uint64_t rows, uint64_t cols, uint64_t seed, const model_
         }
         c.passes += c.escapePasses; /* the fast layout's passes: its escape loop's */
         report(layout ? "entropy" : "fast", rows, cols, &c);
+        if (!layout) *fast = c;
         free(runs);
         runs = NULL;
     }
@@ -514,7 +569,7 @@ int main(int argc, char** argv)
 {
     /* sm_90 SASS of rows_kernel<LAYOUT, 1> and huffman_groups_kernel at this revision */
     model_instr in = { 53, 255, 204, 33, 250, 68, 54, 14, 17 };
-    model_count bulk[3];
+    model_count bulk[3], fast[3];
     int a, s;
     for (a = 1; a + 1 < argc; a += 2) {
         double const v = atof(argv[a + 1]);
@@ -548,7 +603,15 @@ int main(int argc, char** argv)
            "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | vs cuBLAS |\n"
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (s = 0; s < 3; s++)
-        if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in, &bulk[s])) return 1;
+        if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in, &bulk[s], &fast[s])) return 1;
+    printf("\nThe fast layout's products as launched (batch 1, plain steps): items (units, or parts of rows) x\n"
+           "parts a row; shared memory a block; blocks a multiprocessor and what holds them to it; the warps a part\n"
+           "takes, in waves of blocks; the steps a warp takes one after another, at most and on the mean of the warps\n"
+           "the device holds; and what a step may take for the product to run at its floor:\n\n"
+           "| rows x cols | unit | items x parts | shared memory | blocks a multiprocessor | warps | waves "
+           "| longest chain (steps) | mean chain (steps) | a step at the floor (us) |\n"
+           "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (s = 0; s < 3; s++) chains(kShapes[s][0], kShapes[s][1], &fast[s]);
     printf("\nBulk decoding into bf16, entropy layout (huffman_groups_kernel; MB read and written):\n\n"
            "| rows x cols | warp passes | group steps | MB | HBM (us) | warp instructions (M) | issue (us) "
            "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | bf16 out (TB/s) |\n"
