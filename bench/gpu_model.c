@@ -39,12 +39,7 @@
 #define SCHEDULERS 4
 #define SM_SMEM    (228 * 1024) /* shared memory of a multiprocessor, */
 #define BLOCK_SMEM 1024         /* of which each block's reserved part */
-#define SM_REGS    65536
 
-/* The rows kernel's launch at batch 1 on the fast layout (decode.cu:
- * ROWS_WARPS, rows_smem, launch_rows; registers held to 64 a thread). */
-#define ROWS_WARPS 8
-#define ROWS_REGS  64
 
 /* Instructions (sm_90 SASS of the rows kernel at batch 1), as options. */
 typedef struct {
@@ -478,31 +473,29 @@ static void chains(uint64_t rows, uint64_t cols, const model_count* c)
     double hbm, issue, smem;
     double const floor = floors(c, &hbm, &issue, &smem);
     uint64_t const n = rows * cols;
-    size_t bytes;
     memset(&t, 0, sizeof t);
     t.unitSize = glyd_tensorUnitSize(n, cols);
     t.nbElements = n;
     t.nbUnits = (n + t.unitSize - 1) / t.unitSize;
     {
-        uint64_t const span = gk_rows_span(&t, cols), perRow = cols / span;
-        uint64_t const items = perRow > 1 ? rows : t.nbUnits, stepsPerItem = (perRow > 1 ? span : t.unitSize) / 1024;
-        unsigned byRegs, bySmem, perSm;
-        uint64_t full, blocks, waves, perWarp, longest;
-        bytes = 4 * gk_rows_stride(span) + 4 * (GK_PATCH_SLOT_WORDS + 1) * 32 * ROWS_WARPS + 4 * 2 * ROWS_WARPS;
-        byRegs = SM_REGS / (ROWS_REGS * 32 * ROWS_WARPS);
-        bySmem = (unsigned)(SM_SMEM / (bytes + BLOCK_SMEM));
-        perSm = byRegs < bySmem ? byRegs : bySmem;
-        full = (uint64_t)SMS * perSm;
-        blocks = (items + ROWS_WARPS - 1) / ROWS_WARPS;
-        if (blocks > full) blocks = full;
-        waves = (blocks * perRow + full - 1) / full;
-        perWarp = (items + blocks * ROWS_WARPS - 1) / (blocks * ROWS_WARPS);
-        longest = waves * perWarp * stepsPerItem;
+        /* the launch of decode.cu's launch_rows, at the occupancy its
+         * launch bounds ask for (registers) unless shared memory holds
+         * fewer blocks */
+        unsigned const byRegs = GK_ROWS_FAST_BLOCKS;
+        uint64_t const bytes = gk_rows_fast_smem(&t, cols, 1, GK_ROWS_WARPS);
+        unsigned const bySmem = (unsigned)(SM_SMEM / (bytes + BLOCK_SMEM));
+        unsigned const perSm = byRegs < bySmem ? byRegs : bySmem;
+        uint64_t const full = (uint64_t)SMS * perSm;
+        gk_rows_grid const g = gk_rows_launch_grid(&t, rows, cols, GK_ROWS_WARPS, 1, full);
+        uint64_t const span = gk_rows_span(&t, cols), stepsPerItem = (g.perRow > 1 ? span : t.unitSize) / 1024;
+        uint64_t const waves = (g.blocks * g.perRow + full - 1) / full;
+        uint64_t const perWarp = (g.items + g.blocks * GK_ROWS_WARPS - 1) / (g.blocks * GK_ROWS_WARPS);
+        uint64_t const longest = waves * perWarp * stepsPerItem;
         printf("| %llux%llu | %u | %llu x %llu | %.1f KiB | %u (%s) | %llu | %llu | %llu | %.1f | %.2f |\n",
-               (unsigned long long)rows, (unsigned long long)cols, t.unitSize, (unsigned long long)items,
-               (unsigned long long)perRow, bytes / 1024.0, perSm, byRegs <= bySmem ? "registers" : "shared memory",
-               (unsigned long long)(blocks * ROWS_WARPS), (unsigned long long)waves, (unsigned long long)longest,
-               (double)c->steps / (double)(full * ROWS_WARPS), floor / (double)longest);
+               (unsigned long long)rows, (unsigned long long)cols, t.unitSize, (unsigned long long)g.items,
+               (unsigned long long)g.perRow, bytes / 1024.0, perSm, byRegs <= bySmem ? "registers" : "shared memory",
+               (unsigned long long)(g.blocks * GK_ROWS_WARPS), (unsigned long long)waves, (unsigned long long)longest,
+               (double)c->steps / (double)(full * GK_ROWS_WARPS), floor / (double)longest);
     }
 }
 

@@ -511,7 +511,6 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* Products by rows of whole groups (gk_rows_fits): a thread per group       */
 /* ------------------------------------------------------------------------ */
 
-#define ROWS_WARPS 8          /* warps of a rows block, or fewer where shared memory is short */
 #define STAGE_CODES (12 * 32)   /* a step's codes, staged (see stage_issue) */
 #define STAGE_BYTES (STAGE_CODES + 32 * 32) /* and its planes */
 #define STAGES_MAX 4            /* slots of a warp's ring, at most */
@@ -527,9 +526,8 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
                         unsigned stages)
 {
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_FAST) /* slots, windows; staged, rings and their barriers; escape counts */
-        return xs + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * 32 * warps +
-               (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps + sizeof(uint32_t) * 2 * warps;
+    if (layout == GK_LAYOUT_FAST) /* and where staged, the rings and their barriers */
+        return gk_rows_fast_smem(t, cols, vectors, warps) + (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps;
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -813,7 +811,7 @@ __device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, cons
  * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
  * bought nothing and spilled on sm_80. */
 template <int LAYOUT, int BATCH, bool STAGED>
-__global__ void __launch_bounds__(32 * ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : 4) : 1)
+__global__ void __launch_bounds__(32 * GK_ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : GK_ROWS_FAST_BLOCKS) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
             const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stepsAhead)
@@ -1090,7 +1088,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     static unsigned ready; /* a bit per device */
     static struct { int device; size_t smem; unsigned warps; int perSm; } seen[4];
     static unsigned next;
-    uint64_t const perRow = cols / gk_rows_span(t, cols), items = perRow > 1 ? rows : t->nbUnits;
+    uint64_t const items = cols / gk_rows_span(t, cols) > 1 ? rows : t->nbUnits;
     int perSm = 0;
     unsigned k;
     cudaError_t e;
@@ -1116,11 +1114,10 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     }
     /* enough blocks to fill the device, each staging x once and looping
      * (a Huffman warp takes several small units at once) */
-    uint64_t const perWarp = LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(t) : 1;
-    uint64_t blocks = (items + warps * perWarp - 1) / (warps * perWarp);
-    uint64_t const full = (uint64_t)dev->sms * perSm;
-    if (blocks > full) blocks = full;
-    rows_kernel<LAYOUT, BATCH, STAGED><<<dim3((unsigned)blocks, (unsigned)perRow), 32 * warps, smem, stream>>>(
+    gk_rows_grid const g = gk_rows_launch_grid(t, rows, cols, warps,
+                                               LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(t) : 1,
+                                               (uint64_t)dev->sms * perSm);
+    rows_kernel<LAYOUT, BATCH, STAGED><<<dim3((unsigned)g.blocks, (unsigned)g.perRow), 32 * warps, smem, stream>>>(
         blob, *t, rows, cols, x, vectors, y, parts, tables, runs, ahead);
     return cudaGetLastError();
 }
@@ -1262,7 +1259,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                              const rows_setting* given, cudaStream_t s)
 {
     int const layout = (int)t->layout;
-    unsigned warps = ROWS_WARPS, most = gk_rows_vectors(t, cols), stages;
+    unsigned warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols), stages;
     device_limits dev;
     cudaError_t e0;
     /* the word loads' alignment (Huffman blobs': glyd_cudaLaunchGemv's) */
@@ -1282,7 +1279,7 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
         while (most > 1 && rows_smem(layout, t, cols, most, warps, stages) > dev.smemMost) most--;
         if (rows_smem(layout, t, cols, most, warps, stages) <= dev.smemMost) break;
         if (!stages) return cudaErrorInvalidConfiguration;
-        stages = 0, warps = ROWS_WARPS, most = gk_rows_vectors(t, cols);
+        stages = 0, warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols);
     }
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;

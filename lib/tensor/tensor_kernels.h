@@ -1257,4 +1257,41 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Launching products by rows                                               */
+/* ------------------------------------------------------------------------ */
+/* What the launcher (cuda/decode.cu) and the model of its launch
+ * (bench/gpu_model.c) both compute, so that the two cannot drift apart. */
+
+#define GK_ROWS_WARPS       8 /* warps of a rows block, or fewer where shared memory is short */
+#define GK_ROWS_FAST_BLOCKS 4 /* blocks a multiprocessor a fast product at batch 1 is built for (64 registers) */
+
+/* Shared memory of a fast-layout rows block with no steps staged: x
+ * (vectors x stride floats), a patch slot per thread, and per warp an
+ * escape window of 32 words and two escape counts. */
+GK_FN uint64_t gk_rows_fast_smem(const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
+{
+    return 4 * (uint64_t)vectors * gk_rows_stride(gk_rows_span(t, cols)) +
+           4 * (uint64_t)(GK_PATCH_SLOT_WORDS + 1) * 32 * warps + 4 * 2 * (uint64_t)warps;
+}
+
+/* A rows launch's grid: its items (units, or rows where units cut rows,
+ * each row's parts then the grid's y), and enough blocks of `warps` warps
+ * for each warp to take perWarp items at once, at most `full` (what the
+ * device holds at once), the blocks looping over the rest. */
+typedef struct {
+    uint64_t items, perRow, blocks;
+} gk_rows_grid;
+
+GK_FN gk_rows_grid gk_rows_launch_grid(const gk_tensor* t, uint64_t rows, uint64_t cols, unsigned warps,
+                                       uint64_t perWarp, uint64_t full)
+{
+    gk_rows_grid g;
+    g.perRow = cols / gk_rows_span(t, cols);
+    g.items = g.perRow > 1 ? rows : t->nbUnits;
+    g.blocks = (g.items + warps * perWarp - 1) / (warps * perWarp);
+    if (g.blocks > full) g.blocks = full;
+    return g;
+}
+
 #endif /* GLYD_TENSOR_KERNELS_H */
