@@ -93,6 +93,10 @@ unsigned cudacpu_ballot(unsigned mask, int pred);
  * cudacpu_recordPrefetches has set one (NULL: none) */
 void cudacpu_prefetch(const void* p);
 void cudacpu_recordPrefetches(std::vector<uintptr_t>* lines);
+/* the nth copy from device to host from now (1: the next; 0: none) comes
+ * back with the lowest bit of its first byte flipped, as from a kernel
+ * that wrote another value: how a check makes a product differ */
+void cudacpu_plantCopy(unsigned nth);
 void* cudacpu_dynamicShared(void);
 /* fills a static shared variable with cudacpu_poison bytes, the first time
  * a thread of the running block passes its declaration */

@@ -334,7 +334,8 @@ static void prefetch_coverage_check(void)
  * left to the tuned shapes (GLYD_CUDA_TUNED) are the plain ones bit for
  * bit. On the CPU, where cudacpu records the lines asked of L2, such a
  * product asks for lines exactly where the setting kept for its shape
- * has steps asked ahead and neither setting is set otherwise. Settings
+ * has steps asked ahead and neither setting is set otherwise, and a
+ * tuning whose products differ (cudacpu_plantCopy) is refused. Settings
  * out of range are refused; 64 shapes are kept, the oldest making room. */
 static void tune_check(void)
 {
@@ -416,6 +417,23 @@ static void tune_check(void)
           keptStages == 0 && keptPrefetch == 3, "tuning with a setting set by hand: told %u, %u; kept %u, %u",
           handStages, handPrefetch, keptStages, keptPrefetch);
     glyd_cudaSetRowsPrefetch(GLYD_CUDA_TUNED);
+#ifdef GLYD_CUDACPU
+    /* a setting whose product differs from the plain one's is refused,
+     * naming it, and the shape keeps what it had: the plain product as
+     * the tuner reads it back, then the first other setting's, made to
+     * differ by a bit */
+    glyd_cudaSetRowsStages(GLYD_CUDA_TUNED);
+    for (unsigned nth = 1; nth <= 2; nth++) {
+        cudacpu_plantCopy(nth);
+        err = glyd_cudaTune(t, 3, rows, cols, 1, dx, dy, NULL, NULL, NULL);
+        cudacpu_plantCopy(0);
+        CHECK(glyd_isError(err) && strstr(glyd_cudaLastError(), "differs from the plain product") &&
+                  glyd_cudaTuned(rows, cols, 1, &keptStages, &keptPrefetch) == 1 && keptStages == 0 &&
+                  keptPrefetch == 3, "tuning with product %u differing: %s; kept %u, %u", nth,
+              glyd_isError(err) ? glyd_cudaLastError() : "not refused", keptStages, keptPrefetch);
+    }
+    glyd_cudaSetRowsStages(0);
+#endif
     CHECK(glyd_isError(glyd_cudaSetTuned(rows, cols, 1, 5, 0)) &&
           glyd_isError(glyd_cudaSetTuned(rows, cols, 1, 0, 9)) && glyd_isError(glyd_cudaSetTuned(rows, cols, 9, 0, 0)),
           "settings out of range kept");
