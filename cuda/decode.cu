@@ -1088,11 +1088,10 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     static unsigned ready; /* a bit per device */
     static struct { int device; size_t smem; unsigned warps; int perSm; } seen[4];
     static unsigned next;
-    uint64_t const items = cols / gk_rows_span(t, cols) > 1 ? rows : t->nbUnits;
     int perSm = 0;
     unsigned k;
     cudaError_t e;
-    if (items == 0) return cudaSuccess;
+    if (t->nbElements == 0) return cudaSuccess; /* no items */
     if (dev->device >= 32 || !((ready >> dev->device) & 1)) {
         e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH, STAGED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)dev->smemMost);
