@@ -40,7 +40,6 @@
 #define SM_SMEM    (228 * 1024) /* shared memory of a multiprocessor, */
 #define BLOCK_SMEM 1024         /* of which each block's reserved part */
 
-
 /* Instructions (sm_90 SASS of the rows kernel at batch 1), as options. */
 typedef struct {
     double pair;       /* a pass of gk_huffman_symbols' loop: two lookups, a refill */

@@ -516,18 +516,18 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 #define STAGES_MAX 4            /* slots of a warp's ring, at most */
 #define PREFETCH_MAX 8          /* steps a warp asks of L2 ahead, at most */
 
-/* Shared memory of a rows block: x (vectors x stride floats), then a patch
- * slot per thread and an escape window of 32 words per warp
- * (fast); or the multi-symbol decoding table, x, then the symbols of the
- * units a warp decodes at once, a byte an element (Huffman). */
+/* Shared memory of a rows block: x (vectors x stride floats), then the
+ * fast layout's slots, windows and counts (gk_rows_fast_smem) and its
+ * rings where staged; or the multi-symbol decoding table, x, then the
+ * symbols of the units a warp decodes at once, a byte an element (Huffman). */
 #define ROWS_HUF_TABLES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
 
 static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps,
                         unsigned stages)
 {
-    size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_FAST) /* and where staged, the rings and their barriers */
         return gk_rows_fast_smem(t, cols, vectors, warps) + (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps;
+    size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
     return xs;
@@ -811,7 +811,8 @@ __device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, cons
  * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
  * bought nothing and spilled on sm_80. */
 template <int LAYOUT, int BATCH, bool STAGED>
-__global__ void __launch_bounds__(32 * GK_ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : GK_ROWS_FAST_BLOCKS) : 1)
+__global__ void
+__launch_bounds__(32 * GK_ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : GK_ROWS_FAST_BLOCKS) : 1)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
             const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stepsAhead)
