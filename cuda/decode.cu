@@ -22,7 +22,9 @@
  *     shuffles sums each row in a fixed order, the same for every layout.
  *     The fast layout's steps may be fetched ahead of the warp: on sm_90,
  *     copied into shared memory by the copy engine while the warp works on
- *     the step before (stage_issue), or on any, asked of L2 (prefetch_step).
+ *     the step before (stage_issue); on any, the next step loaded into
+ *     registers while it does (step_load), or steps asked of L2
+ *     (prefetch_step).
  *     Which is fastest depends on the device and the shape: glyd_cudaTune
  *     times each setting and keeps the fastest for the shape (the engine
  *     tunes its shapes as it loads), unless a setting is set by hand.
@@ -75,17 +77,24 @@ static size_t cuda_failed(cudaError_t e, const char* what)
 /* Kernels                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* Group q's sign-and-mantissa bytes, elements 4k .. 4k + 3 in raw[k]. */
-__device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t q,
-                                             uint32_t raw[8])
+/* A group's sign-and-mantissa bytes from p (8-byte aligned), elements
+ * 4k .. 4k + 3 in raw[k]. */
+__device__ __forceinline__ void planes_load(const uint8_t* __restrict__ p, uint32_t raw[8])
 {
-    const uint2* const rp = (const uint2*)(blob + t.planes + 32 * q);
+    const uint2* const rp = (const uint2*)p;
 #pragma unroll
     for (int k = 0; k < 4; k++) {
         uint2 const d = __ldg(rp + k);
         raw[2 * k] = d.x;
         raw[2 * k + 1] = d.y;
     }
+}
+
+/* Group q's sign-and-mantissa bytes. */
+__device__ __forceinline__ void group_planes(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t q,
+                                             uint32_t raw[8])
+{
+    planes_load(blob + t.planes + 32 * q, raw);
 }
 
 /* A whole group of a fast-layout blob with its codes as nibbles (sel, its
@@ -513,8 +522,17 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 
 #define STAGE_CODES (12 * 32)   /* a step's codes, staged (see stage_issue) */
 #define STAGE_BYTES (STAGE_CODES + 32 * 32) /* and its planes */
-#define STAGES_MAX 4            /* slots of a warp's ring, at most */
+#define STAGES_MAX 4            /* steps a warp holds ahead, at most (glyd_cudaSetRowsStages) */
 #define PREFETCH_MAX 8          /* steps a warp asks of L2 ahead, at most */
+
+/* How a rows warp on the fast layout fetches its steps (rows_kernel's HOLD):
+ * each as it is used (and where set, asked of L2 ahead); the next one held
+ * in registers while it works on the one at hand (the setting's 1 step
+ * ahead, any device); or the next 2 to STAGES_MAX in a ring of shared
+ * memory that the copy engine fills (sm_90 on). */
+#define ROWS_PLAIN 0
+#define ROWS_HELD 1
+#define ROWS_STAGED 2
 
 /* Shared memory of a rows block: x (vectors x stride floats), then the
  * fast layout's slots, windows and counts (gk_rows_fast_smem) and its
@@ -795,14 +813,26 @@ __device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, cons
     if (--s->left == 0) *s = step_item(blob, t, s->item + stride, items, perRow, part);
 }
 
+/* The lane's group of step s, its codes (nibble form) and planes, into
+ * registers: held there a step ahead of their use (ROWS_HELD). */
+__device__ __forceinline__ void step_load(const step_at& s, unsigned lane, uint32_t w[3], uint32_t raw[8])
+{
+    const uint32_t* const cp = (const uint32_t*)s.codes + 3 * lane;
+    w[0] = __ldg(cp), w[1] = __ldg(cp + 1), w[2] = __ldg(cp + 2);
+    planes_load(s.planes + 32 * lane, raw);
+}
+
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
- * stepsAhead: how many of a warp's next steps it fetches ahead of the one
- * at hand, in the fast layout: staged, the slots of its ring; otherwise
- * the steps it asks of L2 ahead (0: none; glyd_cudaSetRowsPrefetch), so
- * that a step's loads find its lines there or on their way rather than
- * start a trip to HBM when the step does.
+ * HOLD (ROWS_PLAIN, ROWS_HELD, ROWS_STAGED): where the fast layout's
+ * steps are held ahead of their use. stepsAhead: staged, the slots of a
+ * warp's ring; plain, the steps it asks of L2 ahead (0: none;
+ * glyd_cudaSetRowsPrefetch), so that a step's loads find its lines there
+ * or on their way rather than start a trip to HBM when the step does.
+ * Held, a warp's loads of its next step are in flight while it works on
+ * the one at hand, as staged, but in its registers (12 more a thread, so
+ * 3 blocks fit a multiprocessor at batch 1, not 4) and on any device.
  * At batch 1, the common case, registers are held to 64 a thread (no
  * spills, sm_90), so that 4 blocks fit a multiprocessor rather than 3:
  * a step's loads are all issued at once, and more warps keep more of
@@ -810,17 +840,21 @@ __device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, cons
  * (some 96 KiB at rows of 4096: the units each warp decodes at once) lets
  * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
  * bought nothing and spilled on sm_80. */
-template <int LAYOUT, int BATCH, bool STAGED>
-__global__ void
-__launch_bounds__(32 * GK_ROWS_WARPS, BATCH == 1 ? (LAYOUT == GK_LAYOUT_HUFFMAN ? 2 : GK_ROWS_FAST_BLOCKS) : 1)
+template <int LAYOUT, int BATCH, int HOLD>
+__global__ void __launch_bounds__(32 * GK_ROWS_WARPS, BATCH > 1                    ? 1
+                                                      : LAYOUT == GK_LAYOUT_HUFFMAN ? 2
+                                                      : HOLD == ROWS_HELD           ? GK_ROWS_HELD_BLOCKS
+                                                                                    : GK_ROWS_FAST_BLOCKS)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
             const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stepsAhead)
 {
-    static_assert(!STAGED || LAYOUT == GK_LAYOUT_FAST, "staged steps: the fast layout's");
+    static_assert(HOLD == ROWS_PLAIN || LAYOUT == GK_LAYOUT_FAST, "steps held ahead: the fast layout's");
+    constexpr bool STAGED = HOLD == ROWS_STAGED, AHEAD = HOLD != ROWS_PLAIN;
     /* (products rather than choices: a choice of a constant 0 would make
      * the staged loops' tests on it pointless comparisons to the compiler) */
-    unsigned const stages = stepsAhead * STAGED, prefetch = stepsAhead * (!STAGED && LAYOUT == GK_LAYOUT_FAST);
+    unsigned const stages = stepsAhead * STAGED;
+    unsigned const prefetch = stepsAhead * (HOLD == ROWS_PLAIN && LAYOUT == GK_LAYOUT_FAST);
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span);
@@ -856,8 +890,14 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     uint32_t* const counts = (uint32_t*)(barsAll + stages * warps) + 2 * warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
-    step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* staged: the next step to copy */
+    step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* held ahead: the next step to fetch */
     unsigned slot = 0, parity = 0;        /* staged: the step at hand's slot, and its phase's parity */
+    uint32_t heldCodes[3] = { 0 }, heldPlanes[8] = { 0 }; /* held: the next step's */
+    if (HOLD == ROWS_HELD && coming.item < items) {
+        /* the first step's loads before x is staged, to share its trip */
+        step_load(coming, lane, heldCodes, heldPlanes);
+        step_next(blob, t, &coming, items, perRow, part, step);
+    }
     if (STAGED) {
         /* the first steps' copies before x is staged, to share its trip */
         if (lane == 0)
@@ -882,11 +922,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     if (prefetch) prefetch_item(blob, t, firstItem, items, perRow, part, prefetch, lane);
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
-    /* staged: the escape window's word of the next step, read a step
+    /* held ahead: the escape window's word of the next step, read a step
      * ahead (its first escape is known once the step before has counted
-     * its own), as the copies are; the first item's counts came with x */
+     * its own), as the step's codes and planes are; the first item's
+     * counts came with x */
     uint32_t wordNext = 0;
-    if (STAGED && firstItem < items) {
+    if (AHEAD && firstItem < items) {
         rows_counts_wait();
         wordNext = gk_window_word(blob, &t, gk_window_first(counts[0]), lane);
     }
@@ -960,7 +1001,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         /* every load of the step first: codes, planes, a word
                          * of the warp's escape window */
                         uint64_t const first = gk_window_first(esc);
-                        uint32_t const word = STAGED ? wordNext : gk_window_word(blob, &t, first, lane);
+                        uint32_t const word = AHEAD ? wordNext : gk_window_word(blob, &t, first, lane);
                         uint32_t w0, w1, w2, sel[4], raw[8];
                         if (STAGED) {
                             /* every lane is active (the launch's test) */
@@ -980,6 +1021,15 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                                 step_next(blob, t, &coming, items, perRow, part, step);
                             }
                             if (++slot == stages) slot = 0, parity ^= 1;
+                        } else if (HOLD == ROWS_HELD) {
+                            /* every lane is active (the launch's test) */
+                            w0 = heldCodes[0], w1 = heldCodes[1], w2 = heldCodes[2];
+#pragma unroll
+                            for (int k = 0; k < 8; k++) raw[k] = heldPlanes[k];
+                            if (coming.item < items) {
+                                step_load(coming, lane, heldCodes, heldPlanes);
+                                step_next(blob, t, &coming, items, perRow, part, step);
+                            }
                         } else {
                             const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
                             w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0;
@@ -994,7 +1044,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         unsigned const count = __popc(m), before = warp_inclusive_sum(count, lane);
                         uint64_t const mine = esc + before - count;
                         esc += __shfl_sync(0xFFFFFFFFu, before, 31);
-                        if (STAGED) {
+                        if (AHEAD) {
                             /* the next step's: this item's, or after its last, the next item's first */
                             bool const last = r + 1 == nbRows && i + 32 >= groups;
                             uint64_t from = esc;
@@ -1077,7 +1127,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 /* A launch of the rows kernel for vectors [0, vectors) of x, with warps
  * per block and smem bytes of shared memory that the device allows (ahead:
  * the kernel's stepsAhead). */
-template <int LAYOUT, int BATCH, bool STAGED>
+template <int LAYOUT, int BATCH, int HOLD>
 static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned vectors,
                                float* y, float* parts, unsigned warps, unsigned ahead, size_t smem,
@@ -1094,7 +1144,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     cudaError_t e;
     if (t->nbElements == 0) return cudaSuccess; /* no items */
     if (dev->device >= 32 || !((ready >> dev->device) & 1)) {
-        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH, STAGED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH, HOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)dev->smemMost);
         if (e != cudaSuccess) return e;
         if (dev->device < 32) ready |= 1u << dev->device;
@@ -1103,7 +1153,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
         if (seen[k].perSm && seen[k].device == dev->device && seen[k].smem == smem && seen[k].warps == warps)
             perSm = seen[k].perSm;
     if (!perSm) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH, STAGED>, 32 * warps,
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH, HOLD>, 32 * warps,
                                                           smem);
         if (e != cudaSuccess) return e;
         if (!perSm) return cudaErrorInvalidConfiguration;
@@ -1117,37 +1167,37 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     gk_rows_grid const g = gk_rows_launch_grid(t, rows, cols, warps,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(t) : 1,
                                                (uint64_t)dev->sms * perSm);
-    rows_kernel<LAYOUT, BATCH, STAGED><<<dim3((unsigned)g.blocks, (unsigned)g.perRow), 32 * warps, smem, stream>>>(
+    rows_kernel<LAYOUT, BATCH, HOLD><<<dim3((unsigned)g.blocks, (unsigned)g.perRow), 32 * warps, smem, stream>>>(
         blob, *t, rows, cols, x, vectors, y, parts, tables, runs, ahead);
     return cudaGetLastError();
 }
 
-template <int LAYOUT, bool STAGED>
+template <int LAYOUT, int HOLD>
 static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
                                       unsigned vectors, float* y, float* parts, unsigned warps, unsigned ahead,
                                       const device_limits* dev, cudaStream_t s)
 {
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, STAGED ? ahead : 0);
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, HOLD == ROWS_STAGED ? ahead : 0);
     if (vectors == 1)
-        return launch_rows<LAYOUT, 1, STAGED>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, ahead, smem,
-                                              dev, s);
+        return launch_rows<LAYOUT, 1, HOLD>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, ahead, smem,
+                                            dev, s);
     if (vectors == 2)
-        return launch_rows<LAYOUT, 2, STAGED>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, ahead, smem,
-                                              dev, s);
+        return launch_rows<LAYOUT, 2, HOLD>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, ahead, smem,
+                                            dev, s);
     if (vectors <= 4)
-        return launch_rows<LAYOUT, 4, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead,
-                                              smem, dev, s);
-    return launch_rows<LAYOUT, 8, STAGED>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead, smem,
-                                          dev, s);
+        return launch_rows<LAYOUT, 4, HOLD>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead,
+                                            smem, dev, s);
+    return launch_rows<LAYOUT, 8, HOLD>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead, smem,
+                                        dev, s);
 }
 
-/* The settings of the fast layout's products by rows: the slots of a
- * warp's ring of staged steps (0: not staged), and the steps it asks of L2
- * ahead where they are not staged. Each is as glyd_cudaSet* last set it,
- * else its environment variable, else left to the tuned shapes; where
- * either is left so, both are the setting kept for the product's shape,
- * else plain. */
+/* The settings of the fast layout's products by rows: the steps a warp
+ * holds ahead (0: none; 1: in registers; more: staged, the slots of its
+ * ring), and the steps it asks of L2 ahead where it holds none. Each is as
+ * glyd_cudaSet* last set it, else its environment variable, else left to
+ * the tuned shapes; where either is left so, both are the setting kept for
+ * the product's shape, else plain. */
 typedef struct {
     unsigned stages, prefetch;
 } rows_setting;
@@ -1241,14 +1291,27 @@ static rows_setting rows_setting_for(int device, uint64_t rows, uint64_t cols, u
     return at;
 }
 
-/* Whether a product may stage its steps (fast layout): where the device
- * has bulk copies (sm_90 on) and each of the product's steps is whole (no
- * lane without a group) and is two runs the copies may read (16-byte
+/* Whether a product may hold its steps ahead (fast layout): where each of
+ * its steps is whole (no lane without a group, as the walk of step_next
+ * has it). */
+static bool rows_may_hold(const gk_tensor* t, uint64_t cols)
+{
+    return t->layout == GK_LAYOUT_FAST && gk_rows_span(t, cols) % 1024 == 0;
+}
+
+/* Whether it may stage them: where, besides, the device has bulk copies
+ * (sm_90 on) and each step is two runs the copies may read (16-byte
  * aligned, as device allocations are). */
 static bool rows_may_stage(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const device_limits* dev)
 {
-    return t->layout == GK_LAYOUT_FAST && dev->major >= 9 && gk_rows_span(t, cols) % 1024 == 0 &&
-           !(((uintptr_t)blob | t->codePlanes | t->planes) & 15);
+    return rows_may_hold(t, cols) && dev->major >= 9 && !(((uintptr_t)blob | t->codePlanes | t->planes) & 15);
+}
+
+/* The steps a product holds ahead at setting `stages`: none where its
+ * steps may not be held so. */
+static unsigned rows_stages(unsigned stages, bool mayHold, bool mayStage)
+{
+    return stages == 1 ? (mayHold ? 1 : 0) : mayStage ? stages : 0;
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -1270,15 +1333,16 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
     rows_setting const at = given ? *given : rows_setting_for(dev.device, rows, cols, batch);
     unsigned const prefetch = t->layout == GK_LAYOUT_FAST ? at.prefetch : 0;
-    stages = rows_may_stage(blob, t, cols, &dev) ? at.stages : 0;
+    stages = rows_stages(at.stages, rows_may_hold(t, cols), rows_may_stage(blob, t, cols, &dev));
     /* within the device's shared memory: fewer warps (Huffman: each holds
      * up to 8.5 KiB of symbols), then fewer vectors at a time; then steps
      * not staged */
     for (;;) {
-        while (warps > 1 && rows_smem(layout, t, cols, 1, warps, stages) > dev.smemMost) warps /= 2;
-        while (most > 1 && rows_smem(layout, t, cols, most, warps, stages) > dev.smemMost) most--;
-        if (rows_smem(layout, t, cols, most, warps, stages) <= dev.smemMost) break;
-        if (!stages) return cudaErrorInvalidConfiguration;
+        unsigned const ring = stages > 1 ? stages : 0;
+        while (warps > 1 && rows_smem(layout, t, cols, 1, warps, ring) > dev.smemMost) warps /= 2;
+        while (most > 1 && rows_smem(layout, t, cols, most, warps, ring) > dev.smemMost) most--;
+        if (rows_smem(layout, t, cols, most, warps, ring) <= dev.smemMost) break;
+        if (!ring) return cudaErrorInvalidConfiguration;
         stages = 0, warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols);
     }
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
@@ -1287,18 +1351,21 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
         float* const yv = y + (size_t)v0 * rows;
         float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
         cudaError_t e;
-        if (t->layout == GK_LAYOUT_FAST && stages)
-            e = launch_rows_layout<GK_LAYOUT_FAST, true>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
-                                                         stages, &dev, s);
+        if (t->layout == GK_LAYOUT_FAST && stages > 1)
+            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_STAGED>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
+                                                                warps, stages, &dev, s);
+        else if (t->layout == GK_LAYOUT_FAST && stages)
+            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_HELD>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
+                                                              1, &dev, s);
         else if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
-                                                          prefetch, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
+                                                               warps, prefetch, &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
-            e = launch_rows_layout<GK_LAYOUT_STORED, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, 0,
-                                                            &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_STORED, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
+                                                                 warps, 0, &dev, s);
         else
-            e = launch_rows_layout<GK_LAYOUT_HUFFMAN, false>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
-                                                             0, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
+                                                                  warps, 0, &dev, s);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -1582,11 +1649,13 @@ extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, cons
 }
 
 /* The settings that a tuning times: plain first, then steps asked of L2
- * ahead, then (where the product may stage its steps) staged. A round
+ * ahead, then (where the product may hold its steps ahead) the next step
+ * held in registers, then (where it may stage them) staged. A round
  * launches each in turn, enough times to go round the tensors given; the
  * first round is not timed (its launches load the kernels and ask the
  * device's limits), and each setting keeps its best round. */
-static const rows_setting kTuneSettings[] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 0, 4 }, { 2, 0 }, { 3, 0 }, { 4, 0 } };
+static const rows_setting kTuneSettings[] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 0, 4 },
+                                               { 1, 0 }, { 2, 0 }, { 3, 0 }, { 4, 0 } };
 #define TUNE_SETTINGS (sizeof kTuneSettings / sizeof kTuneSettings[0])
 #define TUNE_ROUNDS 4
 #define TUNE_LAUNCHES 4  /* a setting's launches a round, at least */
@@ -1633,18 +1702,19 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
     }
     if ((e = limits(&dev)) != cudaSuccess) return tune_failed(why, whyCap, e, "tuning");
     for (k = 0; k < count; k++) mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
+    bool const mayHold = rows_may_hold(ts[0], cols); /* the shape's, the same for each */
     got = (float*)malloc(outBytes);
     want = (float*)malloc(outBytes);
     if (!got || !want) r = (size_t)-(int)GLYD_error_memory_allocation;
     /* each setting's product, once, against the plain one's */
     for (k = 0; k < TUNE_SETTINGS && !r; k++) {
-        if (kTuneSettings[k].stages && !mayStage) continue;
+        if (rows_stages(kTuneSettings[k].stages, mayHold, mayStage) != kTuneSettings[k].stages) continue;
         e = (cudaError_t)launch_gemv(blobs[0], ts[0], NULL, NULL, rows, cols, x, batch, y, parts, &kTuneSettings[k], s);
         if (e == cudaSuccess) e = cudaMemcpyAsync(k ? got : want, y, outBytes, cudaMemcpyDeviceToHost, s);
         if (e == cudaSuccess) e = cudaStreamSynchronize(s);
         if (e != cudaSuccess) r = tune_failed(why, whyCap, e, "tuning");
         else if (k && memcmp(got, want, outBytes)) {
-            snprintf(why, whyCap, "tuning: the product of %llux%llu with %u steps staged, %u asked of L2 ahead, "
+            snprintf(why, whyCap, "tuning: the product of %llux%llu with %u steps held ahead, %u asked of L2 ahead, "
                      "differs from the plain product", (unsigned long long)rows, (unsigned long long)cols,
                      kTuneSettings[k].stages, kTuneSettings[k].prefetch);
             r = (size_t)-(int)GLYD_error_GENERIC;
@@ -1657,7 +1727,7 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
         for (k = 0; k < TUNE_SETTINGS && !r; k++) {
             unsigned const n = count > TUNE_LAUNCHES ? count : TUNE_LAUNCHES;
             float ms = 0;
-            if (kTuneSettings[k].stages && !mayStage) continue;
+            if (rows_stages(kTuneSettings[k].stages, mayHold, mayStage) != kTuneSettings[k].stages) continue;
             e = cudaEventRecord(a, s);
             for (unsigned i = 0; i < n && e == cudaSuccess; i++)
                 e = (cudaError_t)launch_gemv(blobs[i % count], ts[i % count], NULL, NULL, rows, cols, x, batch, y,

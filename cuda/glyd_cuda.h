@@ -51,22 +51,23 @@ size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, con
                      float* y, void* stream);
 
 /* The fast layout's products by rows have two settings, each of which
- * brings a warp's next steps nearer before it needs them: steps staged
- * (copied into shared memory by the copy engine, sm_90 on) and steps asked
- * of L2 ahead. Their results are the same bits; their speed depends on the
+ * brings a warp's next steps nearer before it needs them: steps held ahead
+ * (the next one in registers, or a few copied into shared memory by the
+ * copy engine, sm_90 on) and steps asked of L2 ahead. Their results are the same bits; their speed depends on the
  * device and the shape, so glyd_cudaTune times them and keeps the fastest
  * for each shape, which products use where neither setting is set. */
 #define GLYD_CUDA_TUNED 0xFFFFFFFFu /* a setting left to the tuned shapes */
 
-/** Products by rows on the fast layout (sm_90 on): the slots of each warp's
- *  ring of steps copied ahead into shared memory by the copy engine, 0 to 4
- *  (0: each step loaded as it is used), or GLYD_CUDA_TUNED. Unset, the
- *  GLYD_CUDA_STAGES environment variable's, read at the first product, else
- *  GLYD_CUDA_TUNED. Returns the setting before; for all threads, set
- *  between launches. */
+/** Products by rows on the fast layout: the steps each warp holds ahead of
+ *  the one it works on, 0 to 4 (0: each step loaded as it is used; 1: the
+ *  next one, loaded into registers; 2 to 4: a ring of that many copied
+ *  into shared memory by the copy engine, sm_90 on, elsewhere none), or
+ *  GLYD_CUDA_TUNED. Unset, the GLYD_CUDA_STAGES environment variable's,
+ *  read at the first product, else GLYD_CUDA_TUNED. Returns the setting
+ *  before; for all threads, set between launches. */
 unsigned glyd_cudaSetRowsStages(unsigned stages);
 
-/** Products by rows on the fast layout, where their steps are not staged:
+/** Products by rows on the fast layout, where they hold no steps ahead:
  *  the steps each warp asks of L2 ahead of the one it works on, 0 to 8 (0:
  *  none), or GLYD_CUDA_TUNED. Unset, the GLYD_CUDA_PREFETCH environment
  *  variable's, read at the first product, else GLYD_CUDA_TUNED. Returns the

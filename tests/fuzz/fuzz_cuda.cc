@@ -93,8 +93,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
         if (decode(t, n) != elems && valid) abort();
         if (rows) {
             product(t, host, desc, tables, n / cols, cols, valid);
-            /* and with the rows kernel's steps staged, where rows are whole steps */
-            unsigned const was = glyd_cudaSetRowsStages(2);
+            /* and with the rows kernel's steps held ahead, where rows are
+             * whole steps: the next one in registers, then staged */
+            unsigned const was = glyd_cudaSetRowsStages(1);
+            product(t, host, desc, tables, n / cols, cols, valid);
+            glyd_cudaSetRowsStages(2);
             product(t, host, desc, tables, n / cols, cols, valid);
             glyd_cudaSetRowsStages(was);
             /* and unstaged, each warp asking L2 for its steps ahead (the lines it asks for within the blob) */

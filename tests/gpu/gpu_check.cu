@@ -28,22 +28,25 @@
  * 1, and section 2 on its first three shapes at a 64th of their rows, for
  * the bits alone (no throughput, no section 3: no times mean anything
  * there); the fast layout's products both as they run by default and with
- * their steps staged (glyd_cudaSetRowsStages, 2 and 3 slots) or asked of
- * L2 ahead (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose
+ * their steps held ahead (glyd_cudaSetRowsStages: the next one in
+ * registers, or staged at 2 and 3 slots) or asked of L2 ahead
+ * (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose
  * units hold several rows or end short, and as tuned (glyd_cudaTune, and
  * settings kept by hand: tune_check). --staged checks and times the
  * rows kernel's settings that are not yet the default alone, on a GPU
  * (staged: sm_90 on; on others the product is the unstaged one): section
  * 2's products at a 16th of their rows and the shapes above, bit for bit
- * against the emulation at 2 and 3 slots and with 2 steps asked of L2
- * ahead, then section 3's products so, by default (no steps ahead) and
+ * against the emulation with the next step held in registers, staged at 2
+ * and 3 slots and with 2 steps asked of L2 ahead, then section 3's
+ * products so, by default (no steps ahead) and
  * as glyd_cudaTune keeps them (tuned round the copies), beside cuBLAS. It
  * is a run of its own, so that a staged kernel that never ends leaves the
  * default run's figures whole. --profile checks nothing: it launches, once
  * each, the kernels whose counters a profiler is to read (tests/gpu/run.sh
  * runs it under Nsight Compute): on 4096x14336 and 14336x4096, the rows
- * kernel on the fast layout (and staged at 2 slots, sm_90 on, and with 2
- * steps asked of L2 ahead), on the Huffman layout, cuBLAS's bf16 product,
+ * kernel on the fast layout (and with its next step held in registers,
+ * staged at 2 slots, sm_90 on, and with 2 steps asked of L2 ahead), on the
+ * Huffman layout, cuBLAS's bf16 product,
  * and the two layouts' bulk decoders; and lists them in order.
  * Prints a Markdown report; exits 1 when a check fails.
  */
@@ -76,8 +79,8 @@ size_t glyd_tensorEmulateGemvHuffman(const void* blob, const gk_tensor* t, const
 
 static int g_failures;
 /* the settings that fast-layout products in the nibble form are checked
- * at: slots of staged steps (glyd_cudaSetRowsStages), steps asked of L2
- * ahead (glyd_cudaSetRowsPrefetch) */
+ * at: steps held ahead (glyd_cudaSetRowsStages: 1 in registers, more
+ * staged), steps asked of L2 ahead (glyd_cudaSetRowsPrefetch) */
 typedef struct {
     unsigned stages, prefetch;
 } rows_setting;
@@ -228,7 +231,7 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
         CUDA(cudaMemcpy(got.data(), dy, got.size() * 4, cudaMemcpyDeviceToHost));
         if (glyd_isError(err) || memcmp(got.data(), want.data(), got.size() * 4) != 0) {
             if (g_settings.size() > 1)
-                printf("(at %u slots of staged steps, %u steps asked of L2 ahead)\n", set.stages, set.prefetch);
+                printf("(at %u steps held ahead, %u asked of L2 ahead)\n", set.stages, set.prefetch);
             same = 0;
         }
     }
@@ -367,16 +370,15 @@ static void tune_check(void)
     glyd_cudaSetRowsPrefetch(GLYD_CUDA_TUNED);
     err = glyd_cudaTune(t, 3, rows, cols, 1, dx, dy, NULL, &stages, &prefetch);
     CHECK(!glyd_isError(err), "tuning: %s", glyd_cudaLastError());
-    CHECK((stages == 0 || (stages >= 2 && stages <= 4)) && (prefetch == 0 || prefetch == 1 || prefetch == 2 ||
-                                                            prefetch == 4) && !(stages && prefetch),
-          "tuning kept %u slots and %u steps ahead, not a setting it times", stages, prefetch);
+    CHECK(stages <= 4 && (prefetch == 0 || prefetch == 1 || prefetch == 2 || prefetch == 4) && !(stages && prefetch),
+          "tuning kept %u steps held and %u asked of L2 ahead, not a setting it times", stages, prefetch);
     CHECK(glyd_cudaTuned(rows, cols, 1, &keptStages, &keptPrefetch) == 1 && keptStages == stages &&
           keptPrefetch == prefetch, "tuning: the setting kept (%u, %u) is not the one told (%u, %u)", keptStages,
           keptPrefetch, stages, prefetch);
     CHECK(glyd_cudaTuned(rows, cols, 2, NULL, NULL) == 0, "tuning: a setting kept for a batch not tuned");
     /* as tuned, then at each setting kept by hand */
-    static const unsigned kKept[][2] = { { 0, 0 }, { 0, 3 }, { 2, 0 }, { 4, 0 } };
-    for (int k = -1; k < 4; k++) {
+    static const unsigned kKept[][2] = { { 0, 0 }, { 0, 3 }, { 1, 0 }, { 2, 0 }, { 4, 0 } };
+    for (int k = -1; k < 5; k++) {
         if (k >= 0) CHECK(!glyd_isError(glyd_cudaSetTuned(rows, cols, 1, kKept[k][0], kKept[k][1])), "kept by hand");
         std::vector<uintptr_t> asked;
 #ifdef GLYD_CUDACPU
@@ -451,7 +453,7 @@ static void tune_check(void)
     CUDA(cudaFree(dx));
     CUDA(cudaFree(dy));
     for (auto c : t) glyd_cudaTensorFree(c);
-    printf("- tuning: kept %u slots staged, %u steps asked of L2 ahead for %llux%llu; tuned products bit for bit\n",
+    printf("- tuning: kept %u steps held ahead, %u asked of L2 ahead for %llux%llu; tuned products bit for bit\n",
            stages, prefetch, (unsigned long long)rows, (unsigned long long)cols);
 }
 
@@ -501,6 +503,11 @@ static void profile_launches(const cudaDeviceProp& prop)
         printf("- %llux%llu: product, fast layout (rows kernel)\n", (unsigned long long)rows,
                (unsigned long long)cols);
         CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, fast layout");
+        printf("- %llux%llu: product, fast layout, the next step held in registers\n", (unsigned long long)rows,
+               (unsigned long long)cols);
+        unsigned const wasHeld = glyd_cudaSetRowsStages(1);
+        CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, held");
+        glyd_cudaSetRowsStages(wasHeld);
         if (prop.major >= 9) {
             printf("- %llux%llu: product, fast layout, staged at 2 slots\n", (unsigned long long)rows,
                    (unsigned long long)cols);
@@ -552,12 +559,11 @@ int main(int argc, char** argv)
         return g_failures ? 1 : 0;
     }
     if (staged) {
-        g_settings = { { 2, 0 }, { 3, 0 }, { 0, 2 } };
-        printf("# GPU checks, the rows kernel with staged steps or steps asked of L2 ahead: %s (sm_%d%d)\n\n",
-               prop.name, prop.major,
-               prop.minor);
+        g_settings = { { 1, 0 }, { 2, 0 }, { 3, 0 }, { 0, 2 } };
+        printf("# GPU checks, the rows kernel with steps held ahead or asked of L2 ahead: %s (sm_%d%d)\n\n",
+               prop.name, prop.major, prop.minor);
     } else {
-        if (small) g_settings = { { 0, 0 }, { 2, 0 }, { 3, 0 }, { 0, 2 }, { 0, 5 } };
+        if (small) g_settings = { { 0, 0 }, { 1, 0 }, { 2, 0 }, { 3, 0 }, { 0, 2 }, { 0, 5 } };
         printf("# GPU checks: %s\n\n", prop.name);
     }
     if (small || staged) unit_shapes_check();
@@ -675,8 +681,8 @@ int main(int argc, char** argv)
      * H200's 50 MiB), which measures neither product as it runs. So each
      * form is held in enough copies to pass three times L2, and the
      * repetitions go round them. --staged: the fast layout's rows kernel
-     * with no steps ahead, at 2 and 3 slots a warp, with 2 steps asked of
-     * L2 ahead, then as tuned. */
+     * with no steps ahead, its next step held in registers, at 2 and 3
+     * slots a warp, with 2 steps asked of L2 ahead, then as tuned. */
     if (!small) {
         static const uint64_t kShapes[][2] = { { 4096, 4096 }, { 4096, 14336 }, { 14336, 4096 } };
         static const size_t kMostCopies = 16;
@@ -690,9 +696,10 @@ int main(int argc, char** argv)
                "%d products timed round them.\n\n", prop.l2CacheSize >> 20, 3 * (prop.l2CacheSize >> 20), reps);
         char rates[3][160]; /* what each form reads a product, and how fast */
         if (staged)
-            printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | staged, 2 slots (us) "
-                   "| staged, 3 slots (us) | 2 steps asked of L2 ahead (us) | tuned (us) | tuned to | speed-ups |\n"
-                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
+            printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | next step in registers (us) "
+                   "| staged, 2 slots (us) | staged, 3 slots (us) | 2 steps asked of L2 ahead (us) | tuned (us) "
+                   "| tuned to | speed-ups |\n"
+                   "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n");
         else
             printf("| rows x cols | copies | cuBLAS bf16 (us) | glyd rows kernel (us) | speed-up "
                    "| glyd general kernel (us) | glyd rows kernel, entropy layout (us) | speed-up |\n"
@@ -731,13 +738,16 @@ int main(int argc, char** argv)
             CUDA(cudaMalloc((void**)&dy, rows * 4));
             CUDA(cudaMemcpy(dx, x.data(), cols * 4, cudaMemcpyHostToDevice));
             CUDA(cudaMemcpy(dxh, xh.data(), cols * 2, cudaMemcpyHostToDevice));
-            double us[6] = { 0, 0, 0, 0, 0, 0 };
+            double us[7] = { 0, 0, 0, 0, 0, 0, 0 };
             unsigned tunedStages = 0, tunedPrefetch = 0;
             /* row-major W (rows x cols) is column-major W^T: y = (W^T)^T x */
-            for (int form = 0; form < (staged ? 6 : 4) && uploaded; form++) {
-                if (staged) glyd_cudaSetRowsStages(form == 5 ? GLYD_CUDA_TUNED : form == 2 ? 2 : form == 3 ? 3 : 0);
-                if (staged) glyd_cudaSetRowsPrefetch(form == 5 ? GLYD_CUDA_TUNED : form == 4 ? 2 : 0);
-                if (form == 5) /* timed round the copies, as the products below go */
+            /* staged: cuBLAS, then the rows kernel at each setting (held ahead,
+             * asked of L2 ahead), the last as tuned */
+            static const unsigned kStages[] = { 0, 0, 1, 2, 3, 0, GLYD_CUDA_TUNED };
+            static const unsigned kPrefetch[] = { 0, 0, 0, 0, 0, 2, GLYD_CUDA_TUNED };
+            for (int form = 0; form < (staged ? 7 : 4) && uploaded; form++) {
+                if (staged) glyd_cudaSetRowsStages(kStages[form]), glyd_cudaSetRowsPrefetch(kPrefetch[form]);
+                if (staged && form == 6) /* timed round the copies, as the products below go */
                     CHECK(!glyd_isError(glyd_cudaTune(t, (unsigned)copies, rows, cols, 1, dx, dy, NULL, &tunedStages,
                                                       &tunedPrefetch)),
                           "tuning %llux%llu: %s", (unsigned long long)rows, (unsigned long long)cols,
@@ -759,11 +769,11 @@ int main(int argc, char** argv)
                 if (staged) glyd_cudaSetRowsStages(0), glyd_cudaSetRowsPrefetch(0);
             }
             if (staged)
-                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %u slots, %u ahead "
-                       "| %.2fx / %.2fx / %.2fx / %.2fx / %.2fx |\n",
+                printf("| %llux%llu | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %u held, %u ahead "
+                       "| %.2fx / %.2fx / %.2fx / %.2fx / %.2fx / %.2fx |\n",
                        (unsigned long long)rows, (unsigned long long)cols, copies, us[0], us[1], us[2], us[3], us[4],
-                       us[5], tunedStages, tunedPrefetch, us[0] / us[1], us[0] / us[2], us[0] / us[3], us[0] / us[4],
-                       us[0] / us[5]);
+                       us[5], us[6], tunedStages, tunedPrefetch, us[0] / us[1], us[0] / us[2], us[0] / us[3],
+                       us[0] / us[4], us[0] / us[5], us[0] / us[6]);
             else
                 printf("| %llux%llu | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx |\n", (unsigned long long)rows,
                        (unsigned long long)cols, copies, us[0], us[1], us[0] / us[1], us[2], us[3], us[0] / us[3]);
