@@ -12,13 +12,14 @@
  *     chunks, merged); sampling with candidates picked on the device; the
  *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
  *     transformers' logits.
- *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--prefetch N]
+ *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--held] [--prefetch N]
  *                              [--no-compact] [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
  *     plain bf16 weights, all on the GPU, in turns in this process: prompt
  *     and decode tokens/s (greedy, one token at a time), weights in GPU
  *     memory; a Markdown table and the ratios. --stages N: the fast layout
  *     timed again with its products' steps staged in N slots (sm_90 on);
+ *     --held, again with each warp's next step held in registers;
  *     --prefetch N, again with N steps asked of L2 ahead; the same model
  *     loaded once, its tokens and a token's logits checked against the
  *     default's (the settings tuned for each shape at load), and again with
@@ -311,6 +312,7 @@ typedef struct {
 typedef unsigned (*setting_fn)(unsigned);
 typedef struct {
     const char* setter; /* glyd_cudaSetRowsStages, glyd_cudaSetRowsPrefetch */
+    const char* unit;   /* of the value, for the report */
     const char* what;   /* for the report, with the value */
     unsigned value;
     int always;         /* timed at 0 as well: products with no steps ahead */
@@ -390,20 +392,27 @@ static int bench(int argc, char** argv)
     int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
     const char* const env = getenv("GLYD_CUDA_STAGES");
     const char* const envPrefetch = getenv("GLYD_CUDA_PREFETCH");
-    setting settings[3];
+    setting settings[4];
+    int const nbSettings = (int)(sizeof settings / sizeof settings[0]);
     figures coded, compact, plain;
     memset(settings, 0, sizeof settings);
     settings[0].setter = "glyd_cudaSetRowsStages", settings[0].what = "products' steps staged";
-    settings[1].setter = "glyd_cudaSetRowsPrefetch", settings[1].what = "products' steps asked of L2 ahead";
+    settings[0].unit = " slots; sm_90 on";
+    /* the same setter: 1 step held ahead is held in registers */
+    settings[1].setter = "glyd_cudaSetRowsStages", settings[1].what = "products' next step held in registers";
+    settings[1].unit = " step";
+    settings[2].setter = "glyd_cudaSetRowsPrefetch", settings[2].what = "products' steps asked of L2 ahead";
+    settings[2].unit = " steps";
     /* either setting set makes both plain but that one */
-    settings[2].setter = "glyd_cudaSetRowsPrefetch", settings[2].what = "products with no steps ahead";
-    settings[2].always = 1;
+    settings[3].setter = "glyd_cudaSetRowsPrefetch", settings[3].what = "products with no steps ahead";
+    settings[3].unit = " steps ahead", settings[3].always = 1;
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--stages") && a + 1 < argc) settings[0].value = (unsigned)atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--prefetch") && a + 1 < argc) settings[1].value = (unsigned)atoi(argv[++a]);
+        else if (!strcmp(argv[a], "--held")) settings[1].value = 1;
+        else if (!strcmp(argv[a], "--prefetch") && a + 1 < argc) settings[2].value = (unsigned)atoi(argv[++a]);
         else if (!strcmp(argv[a], "--no-compact")) withCompact = 0;
         else if (!strcmp(argv[a], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
         else {
@@ -416,7 +425,7 @@ static int bench(int argc, char** argv)
     memset(&compact, 0, sizeof compact);
     memset(&plain, 0, sizeof plain);
     for (r = 0; r < rounds; r++) {
-        measure(model, 0, nbPrompt, nbDecode, &coded, settings, 3);
+        measure(model, 0, nbPrompt, nbDecode, &coded, settings, nbSettings);
         measure(model, 1, nbPrompt, nbDecode, &plain, NULL, 0);
         /* once: its load codes the entropy layout and indexes its runs */
         if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, NULL, 0);
@@ -432,10 +441,10 @@ static int bench(int argc, char** argv)
     printf("| --- | ---: | ---: | ---: | ---: |\n");
     printf("| compressed (products' steps as tuned at load) | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt,
            coded.decode, coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
-    for (a = 0; a < 3; a++)
+    for (a = 0; a < nbSettings; a++)
         if (settings[a].fig.decode > 0)
             printf("| compressed, %s (%u%s) | %.1f | %.1f | %.1f MiB | %.4f |\n", settings[a].what, settings[a].value,
-                   a == 0 ? " slots; sm_90 on" : a == 1 ? " steps" : " steps ahead", settings[a].fig.prompt,
+                   settings[a].unit, settings[a].fig.prompt,
                    settings[a].fig.decode,
                    settings[a].fig.deviceBytes / 1048576.0,
                    (double)settings[a].fig.deviceBytes / (double)settings[a].fig.bf16Bytes);
@@ -448,7 +457,7 @@ static int bench(int argc, char** argv)
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
-    for (a = 0; a < 3; a++)
+    for (a = 0; a < nbSettings; a++)
         if (settings[a].fig.decode > 0)
             printf("%s / plain: decode %.3fx, prompt %.3fx (against the tuned products' decode: %.3fx)\n",
                    settings[a].what, settings[a].fig.decode / plain.decode, settings[a].fig.prompt / plain.prompt,
@@ -469,6 +478,6 @@ int main(int argc, char** argv)
     if (argc >= 3 && !strcmp(argv[1], "check")) return check(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "bench")) return bench(argc, argv);
     fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R] "
-                    "[--stages N] [--prefetch N] [--no-compact]\n");
+                    "[--stages N] [--held] [--prefetch N] [--no-compact]\n");
     return 1;
 }

@@ -7,9 +7,10 @@
 #                         stories260K fixture, a synthetic 1 GiB set), the
 #                         fused product bit for bit against its emulation,
 #                         bulk decode throughput, the product against cuBLAS;
-#   staged steps          the fast layout's rows kernel with its steps copied
-#                         ahead by the copy engine (sm_90), or asked of L2
-#                         ahead, and as glyd_cudaTune keeps the fastest of
+#   staged steps          the fast layout's rows kernel with its next step
+#                         held in registers, its steps copied ahead by the
+#                         copy engine (sm_90), or asked of L2 ahead, and as
+#                         glyd_cudaTune keeps the fastest of
 #                         those for the shape: gpu_check --staged, bit for
 #                         bit and timed beside the plain kernel and cuBLAS;
 #   build/gpu_engine check  the engine on the GPU: logits against the CPU
@@ -20,7 +21,7 @@
 #                         and the entropy layout) against plain bf16 weights,
 #                         all on the GPU; the fast layout's products tuned
 #                         at load, then again with no steps ahead,
-#                         --stages 2 and --prefetch 2. The engine's steps
+#                         --stages 2, --held and --prefetch 2. The engine's steps
 #                         take their products plain where the staged steps
 #                         failed;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
@@ -121,7 +122,7 @@ t_steps=$SECONDS
     # they fail, the engine's products are set by hand to plain steps
     # (which leaves nothing to tune), and it is timed so alone
     run 60 "staged products" "$gpu_check" "$SHARED/fixtures" --staged
-    stages=(--stages 2 --prefetch 2) plain=()
+    stages=(--stages 2 --held --prefetch 2) plain=()
     [ "$last" = 0 ] || stages=() plain=(env GLYD_CUDA_STAGES=0)
     run 60 "engine checks" "${plain[@]}" "$bin/gpu_engine" check "$SHARED/fixtures"
     layers=()
