@@ -71,7 +71,11 @@ static size_t cuda_failed(cudaError_t e, const char* what)
     snprintf(g_lastError, sizeof g_lastError, "%s: %s", what, cudaGetErrorString(e));
     return (size_t)-(int)GLYD_error_GENERIC;
 }
-#define CUDA_TRY(call, what) do { cudaError_t const e_ = (call); if (e_ != cudaSuccess) return cuda_failed(e_, what); } while (0)
+#define CUDA_TRY(call, what)                                   \
+    do {                                                       \
+        cudaError_t const e_ = (call);                         \
+        if (e_ != cudaSuccess) return cuda_failed(e_, what);   \
+    } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Kernels                                                                  */
@@ -646,7 +650,8 @@ __device__ __forceinline__ rows_ahead rows_read_ahead(const uint8_t* __restrict_
                                                       uint64_t part, unsigned lane, unsigned rpu, unsigned together)
 {
     rows_ahead a = { 0 };
-    if (LAYOUT == GK_LAYOUT_FAST && item0 < items) rows_counts_ahead(counts, blob, t, rows_unit(item0, perRow, part), lane);
+    if (LAYOUT == GK_LAYOUT_FAST && item0 < items)
+        rows_counts_ahead(counts, blob, t, rows_unit(item0, perRow, part), lane);
     if (LAYOUT == GK_LAYOUT_HUFFMAN) {
         uint64_t const item = item0 + lane / rpu * step;
         if (lane < together * rpu && item < items)
@@ -1762,7 +1767,8 @@ extern "C" size_t glyd_cudaDecode(const glyd_cudaTensor* t, uint16_t* dst, void*
     cudaStream_t const s = (cudaStream_t)stream;
     if (t->t.nbElements == 0) return 0;
     if (t->t.layout == GK_LAYOUT_FAST)
-        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeUnits(t->blob, &t->t, 0, t->t.nbUnits, dst, stream), "decode launch");
+        CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeUnits(t->blob, &t->t, 0, t->t.nbUnits, dst, stream),
+                 "decode launch");
     else if (t->runs || gk_huf_index_size(&t->t) == 0)
         CUDA_TRY((cudaError_t)glyd_cudaLaunchDecodeRuns(t->blob, &t->t, t->tables, t->runs, 0, t->t.nbUnits, dst,
                                                         stream),
@@ -1786,7 +1792,8 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
         return (size_t)-(int)GLYD_error_parameter_outOfBound;
     /* units of whole rows (few enough to count), or even parts of one row */
     if (!gk_gemv_fits(t, cols)) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    if (t->unitSize < cols) CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
+    if (t->unitSize < cols)
+        CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * t->nbUnits, s), "gemv parts");
     CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, w->tables, w->runs, rows, cols, x, batch, y, parts, stream),
              "gemv launch");
     if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");

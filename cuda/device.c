@@ -227,7 +227,8 @@ glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap)
         cu_release(d);
         return NULL;
     }
-    if (cublasCreate(&s->blas) != CUBLAS_STATUS_SUCCESS || cublasSetStream(s->blas, s->stream) != CUBLAS_STATUS_SUCCESS) {
+    if (cublasCreate(&s->blas) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetStream(s->blas, s->stream) != CUBLAS_STATUS_SUCCESS) {
         snprintf(why, whyCap, "cuBLAS could not start");
         cu_release(d);
         return NULL;

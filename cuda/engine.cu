@@ -41,7 +41,8 @@ __global__ void embed_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint
     if (t.layout != GK_LAYOUT_STORED && a > u * t.unitSize) {
         uint64_t const ua = u * t.unitSize;
         uint64_t n = 0;
-        for (uint64_t g = (ua >> 5) + lane; g <= (a - 1) >> 5; g += 32) n += gk_popc(gk_fast_escapes(blob, &t, g, ua, a));
+        for (uint64_t g = (ua >> 5) + lane; g <= (a - 1) >> 5; g += 32)
+            n += gk_popc(gk_fast_escapes(blob, &t, g, ua, a));
         esc += warp_sum_u64(n);
     }
     for (uint64_t g = a >> 5; g <= (b - 1) >> 5; g++) {

@@ -93,7 +93,10 @@ static std::vector<rows_setting> g_settings = { { 0, 0 } };
 #define CUDA(call)                                                                          \
     do {                                                                                    \
         cudaError_t const e_ = (call);                                                      \
-        if (e_ != cudaSuccess) { printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); exit(2); } \
+        if (e_ != cudaSuccess) {                                                            \
+            printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+            exit(2);                                                                        \
+        }                                                                                   \
     } while (0)
 
 static std::vector<uint8_t> read_all(const char* path)
@@ -200,7 +203,8 @@ static int gemv_matches(const std::vector<uint8_t>& blob, uint64_t rows, uint64_
     if (!t) return 0;
     for (size_t i = 0; i < x.size(); i++) x[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
     glyd_cudaDescribeBlob(host.data(), host.size(), &desc, tables.data());
-    if (nibbles && (glyd_isError(glyd_cudaTensorNibbles(t)) || glyd_isError(glyd_tensorNibbleForm(host.data(), &desc)))) {
+    if (nibbles &&
+        (glyd_isError(glyd_cudaTensorNibbles(t)) || glyd_isError(glyd_tensorNibbleForm(host.data(), &desc)))) {
         glyd_cudaTensorFree(t);
         return 0;
     }
@@ -593,8 +597,8 @@ int main(int argc, char** argv)
                     /* nibbles: units of whole groups only (not rows of 172) */
                     int const forms = l == glyd_tensor_fast && c % 32 == 0 ? 2 : 1;
                     for (int nib = 0; nib < forms; nib++) {
-                        CHECK(decode_matches(blob, w.data(), m, nib, NULL), "decode, rows of %zu, layout %d, nibbles %d",
-                              c, (int)l, nib);
+                        CHECK(decode_matches(blob, w.data(), m, nib, NULL),
+                              "decode, rows of %zu, layout %d, nibbles %d", c, (int)l, nib);
                         decodes++;
                         for (unsigned b = 1; b <= 8; b++, products++)
                             CHECK(gemv_matches(blob, m / c, c, b, nib),

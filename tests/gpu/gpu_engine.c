@@ -74,8 +74,8 @@ static glyd_llm* open_on(const char* path, int gpu, int plain, unsigned long lon
     p.messageCapacity = sizeof msg;
     m = glyd_llmOpen(path, &p, &err);
     if (!m) {
-        printf("cannot open %s (%s%s): %s\n", path, gpu ? "GPU" : "CPU", plain == 1 ? ", plain" : plain ? ", compact" : "",
-               msg);
+        printf("cannot open %s (%s%s): %s\n", path, gpu ? "GPU" : "CPU",
+               plain == 1 ? ", plain" : plain ? ", compact" : "", msg);
         if (gpu) exit(2);
     }
     return m;
@@ -125,7 +125,8 @@ static float* logits_of(glyd_llm* m, const int* tokens, size_t n, size_t vocab, 
     size_t i, r = 0;
     if (!out) return NULL;
     if (!oneByOne) r = glyd_llmForward(m, tokens, n, 0, out, 1);
-    for (i = 0; oneByOne && i < n && !glyd_isError(r); i++) r = glyd_llmForward(m, tokens + i, 1, i, out + i * vocab, 0);
+    for (i = 0; oneByOne && i < n && !glyd_isError(r); i++)
+        r = glyd_llmForward(m, tokens + i, 1, i, out + i * vocab, 0);
     if (glyd_isError(r)) {
         printf("forward: %s\n", glyd_getErrorName(r));
         free(out);
