@@ -458,10 +458,11 @@ static void report(const char* name, uint64_t rows, uint64_t cols, const model_c
 }
 
 /* How the rows kernel's warps share a product's steps (fast layout, batch
- * 1; plain steps, or the next held in registers): the grid fills the device, each block's warps taking
- * items (units, or one part of a row where units are parts of rows: the
- * grid's y, a wave of blocks a part once the device is full) every stride
- * items from their first, a step after another. A warp's chain of steps
+ * 1; plain steps, or the next held in registers): the grid fills the
+ * device, each block's warps taking items (units, or one part of a row
+ * where units are parts of rows: the grid's y, a wave of blocks a part
+ * once the device is full) every stride items from their first, a step
+ * after another. A warp's chain of steps
  * is what latency lengthens: a step waits on its loads, then on its
  * instructions, and the next one's loads are not issued before. The
  * floor divided by the longest chain is what a step may take for the
@@ -495,8 +496,8 @@ static void chains(uint64_t rows, uint64_t cols, const model_count* c, int held)
         uint64_t const longest = waves * perWarp * stepsPerItem;
         printf("| %llux%llu | %s | %u | %llu x %llu | %.1f KiB | %u (%s) | %llu | %llu | %llu | %.1f | %.2f |\n",
                (unsigned long long)rows, (unsigned long long)cols, held ? "held" : "plain", t.unitSize,
-               (unsigned long long)g.items,
-               (unsigned long long)g.perRow, bytes / 1024.0, perSm, byRegs <= bySmem ? "registers" : "shared memory",
+               (unsigned long long)g.items, (unsigned long long)g.perRow, bytes / 1024.0, perSm,
+               byRegs <= bySmem ? "registers" : "shared memory",
                (unsigned long long)(g.blocks * GK_ROWS_WARPS), (unsigned long long)waves, (unsigned long long)longest,
                (double)c->steps / (double)(full * GK_ROWS_WARPS), floor / (double)longest);
     }

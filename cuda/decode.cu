@@ -1683,6 +1683,7 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
     cudaStream_t const s = (cudaStream_t)stream;
     size_t const outBytes = sizeof(float) * batch * rows;
     float best[TUNE_SETTINGS];
+    bool timed[TUNE_SETTINGS]; /* the settings the shape and device allow */
     bool mayStage = true;
     device_limits dev;
     cudaEvent_t a = NULL, b = NULL;
@@ -1708,12 +1709,14 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
     if ((e = limits(&dev)) != cudaSuccess) return tune_failed(why, whyCap, e, "tuning");
     for (k = 0; k < count; k++) mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
     bool const mayHold = rows_may_hold(ts[0], cols); /* the shape's, the same for each */
+    for (k = 0; k < TUNE_SETTINGS; k++)
+        timed[k] = rows_stages(kTuneSettings[k].stages, mayHold, mayStage) == kTuneSettings[k].stages;
     got = (float*)malloc(outBytes);
     want = (float*)malloc(outBytes);
     if (!got || !want) r = (size_t)-(int)GLYD_error_memory_allocation;
     /* each setting's product, once, against the plain one's */
     for (k = 0; k < TUNE_SETTINGS && !r; k++) {
-        if (rows_stages(kTuneSettings[k].stages, mayHold, mayStage) != kTuneSettings[k].stages) continue;
+        if (!timed[k]) continue;
         e = (cudaError_t)launch_gemv(blobs[0], ts[0], NULL, NULL, rows, cols, x, batch, y, parts, &kTuneSettings[k], s);
         if (e == cudaSuccess) e = cudaMemcpyAsync(k ? got : want, y, outBytes, cudaMemcpyDeviceToHost, s);
         if (e == cudaSuccess) e = cudaStreamSynchronize(s);
@@ -1732,7 +1735,7 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
         for (k = 0; k < TUNE_SETTINGS && !r; k++) {
             unsigned const n = count > TUNE_LAUNCHES ? count : TUNE_LAUNCHES;
             float ms = 0;
-            if (rows_stages(kTuneSettings[k].stages, mayHold, mayStage) != kTuneSettings[k].stages) continue;
+            if (!timed[k]) continue;
             e = cudaEventRecord(a, s);
             for (unsigned i = 0; i < n && e == cudaSuccess; i++)
                 e = (cudaError_t)launch_gemv(blobs[i % count], ts[i % count], NULL, NULL, rows, cols, x, batch, y,

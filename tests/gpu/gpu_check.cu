@@ -507,23 +507,22 @@ static void profile_launches(const cudaDeviceProp& prop)
         printf("- %llux%llu: product, fast layout (rows kernel)\n", (unsigned long long)rows,
                (unsigned long long)cols);
         CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, fast layout");
-        printf("- %llux%llu: product, fast layout, the next step held in registers\n", (unsigned long long)rows,
-               (unsigned long long)cols);
-        unsigned const wasHeld = glyd_cudaSetRowsStages(1);
-        CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, held");
-        glyd_cudaSetRowsStages(wasHeld);
-        if (prop.major >= 9) {
-            printf("- %llux%llu: product, fast layout, staged at 2 slots\n", (unsigned long long)rows,
-                   (unsigned long long)cols);
-            unsigned const was = glyd_cudaSetRowsStages(2);
-            CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, staged");
+        /* then at the settings not yet timed (staged: sm_90 on) */
+        static const struct {
+            rows_setting at;
+            const char* what;
+        } kAhead[] = { { { 1, 0 }, "the next step held in registers" },
+                       { { 2, 0 }, "staged at 2 slots" },
+                       { { 0, 2 }, "2 steps asked of L2 ahead" } };
+        for (auto const& a : kAhead) {
+            if (a.at.stages > 1 && prop.major < 9) continue;
+            printf("- %llux%llu: product, fast layout, %s\n", (unsigned long long)rows, (unsigned long long)cols,
+                   a.what);
+            unsigned const was = glyd_cudaSetRowsStages(a.at.stages), before = glyd_cudaSetRowsPrefetch(a.at.prefetch);
+            CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, %s", a.what);
             glyd_cudaSetRowsStages(was);
+            glyd_cudaSetRowsPrefetch(before);
         }
-        printf("- %llux%llu: product, fast layout, 2 steps asked of L2 ahead\n", (unsigned long long)rows,
-               (unsigned long long)cols);
-        unsigned const before = glyd_cudaSetRowsPrefetch(2);
-        CHECK(!glyd_isError(glyd_cudaGemv(fast, rows, cols, dx, 1, dy, NULL)), "product, L2 ahead");
-        glyd_cudaSetRowsPrefetch(before);
         printf("- %llux%llu: product, Huffman layout (rows kernel)\n", (unsigned long long)rows,
                (unsigned long long)cols);
         CHECK(!glyd_isError(glyd_cudaGemv(huf, rows, cols, dx, 1, dy, NULL)), "product, Huffman layout");
