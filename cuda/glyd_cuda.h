@@ -53,9 +53,10 @@ size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_t cols, con
 /* The fast layout's products by rows have two settings, each of which
  * brings a warp's next steps nearer before it needs them: steps held ahead
  * (the next one in registers, or a few copied into shared memory by the
- * copy engine, sm_90 on) and steps asked of L2 ahead. Their results are the same bits; their speed depends on the
- * device and the shape, so glyd_cudaTune times them and keeps the fastest
- * for each shape, which products use where neither setting is set. */
+ * copy engine, sm_90 on) and steps asked of L2 ahead. Their results are
+ * the same bits; their speed depends on the device and the shape, so
+ * glyd_cudaTune times them and keeps the fastest for each shape, which
+ * products use where neither setting is set. */
 #define GLYD_CUDA_TUNED 0xFFFFFFFFu /* a setting left to the tuned shapes */
 
 /** Products by rows on the fast layout: the steps each warp holds ahead of
