@@ -457,18 +457,17 @@ static void report(const char* name, uint64_t rows, uint64_t cols, const model_c
            floor, cublas / floor);
 }
 
-/* How the rows kernel's warps share a product's steps (fast layout, batch
- * 1; plain steps, or the next held in registers): the grid fills the
+/* How the rows kernel's warps share a product's steps (fast layout,
+ * batch 1; plain steps, or the next held in registers): the grid fills the
  * device, each block's warps taking items (units, or one part of a row
- * where units are parts of rows: the grid's y, a wave of blocks a part
- * once the device is full) every stride items from their first, a step
- * after another. A warp's chain of steps
- * is what latency lengthens: a step waits on its loads, then on its
- * instructions, and the next one's loads are not issued before. The
- * floor divided by the longest chain is what a step may take for the
- * product to run at its floor. Held, a step's loads are issued a step
- * ahead, so a step waits on the longer of its loads and its instructions,
- * not on their sum; at 80 registers a thread, 3 blocks fit a
+ * where units are parts of rows: the grid's y, a wave of blocks a part once
+ * the device is full) every stride items from their first, a step after
+ * another. A warp's chain of steps is what latency lengthens: a step waits
+ * on its loads, then on its instructions, and the next one's loads are not
+ * issued before. The floor divided by the longest chain is what a step may
+ * take for the product to run at its floor. Held, a step's loads are issued
+ * a step ahead, so a step waits on the longer of its loads and its
+ * instructions, not on their sum; at 80 registers a thread, 3 blocks fit a
  * multiprocessor, not 4, and the chains are longer. */
 static void chains(uint64_t rows, uint64_t cols, const model_count* c, int held)
 {

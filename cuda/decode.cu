@@ -1684,7 +1684,7 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
     size_t const outBytes = sizeof(float) * batch * rows;
     float best[TUNE_SETTINGS];
     bool timed[TUNE_SETTINGS]; /* the settings the shape and device allow */
-    bool mayStage = true;
+    bool mayHold = true, mayStage = true;
     device_limits dev;
     cudaEvent_t a = NULL, b = NULL;
     float* got = NULL;
@@ -1707,8 +1707,11 @@ extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tens
         return 0;
     }
     if ((e = limits(&dev)) != cudaSuccess) return tune_failed(why, whyCap, e, "tuning");
-    for (k = 0; k < count; k++) mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
-    bool const mayHold = rows_may_hold(ts[0], cols); /* the shape's, the same for each */
+    /* a setting is timed where every tensor's products take it (their
+     * units may differ, and a product that may not hold its steps runs
+     * plain) */
+    for (k = 0; k < count; k++)
+        mayHold &= rows_may_hold(ts[k], cols), mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
     for (k = 0; k < TUNE_SETTINGS; k++)
         timed[k] = rows_stages(kTuneSettings[k].stages, mayHold, mayStage) == kTuneSettings[k].stages;
     got = (float*)malloc(outBytes);

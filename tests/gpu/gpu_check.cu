@@ -30,24 +30,23 @@
  * there); the fast layout's products both as they run by default and with
  * their steps held ahead (glyd_cudaSetRowsStages: the next one in
  * registers, or staged at 2 and 3 slots) or asked of L2 ahead
- * (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose
- * units hold several rows or end short, and as tuned (glyd_cudaTune, and
- * settings kept by hand: tune_check). --staged checks and times the
- * rows kernel's settings that are not yet the default alone, on a GPU
- * (staged: sm_90 on; on others the product is the unstaged one): section
- * 2's products at a 16th of their rows and the shapes above, bit for bit
- * against the emulation with the next step held in registers, staged at 2
- * and 3 slots and with 2 steps asked of L2 ahead, then section 3's
- * products so, by default (no steps ahead) and
- * as glyd_cudaTune keeps them (tuned round the copies), beside cuBLAS. It
- * is a run of its own, so that a staged kernel that never ends leaves the
- * default run's figures whole. --profile checks nothing: it launches, once
- * each, the kernels whose counters a profiler is to read (tests/gpu/run.sh
- * runs it under Nsight Compute): on 4096x14336 and 14336x4096, the rows
- * kernel on the fast layout (and with its next step held in registers,
- * staged at 2 slots, sm_90 on, and with 2 steps asked of L2 ahead), on the
- * Huffman layout, cuBLAS's bf16 product,
- * and the two layouts' bulk decoders; and lists them in order.
+ * (glyd_cudaSetRowsPrefetch, 2 and 5 steps), with shapes whose units hold
+ * several rows or end short, and as tuned (glyd_cudaTune, and settings kept
+ * by hand: tune_check). --staged checks and times the rows kernel's
+ * settings that are not yet the default alone, on a GPU (staged: sm_90 on;
+ * on others the product is the unstaged one): section 2's products at a
+ * 16th of their rows and the shapes above, bit for bit against the
+ * emulation with the next step held in registers, staged at 2 and 3 slots
+ * and with 2 steps asked of L2 ahead, then section 3's products so, by
+ * default (no steps ahead) and as glyd_cudaTune keeps them (tuned round the
+ * copies), beside cuBLAS. It is a run of its own, so that a staged kernel
+ * that never ends leaves the default run's figures whole. --profile checks
+ * nothing: it launches, once each, the kernels whose counters a profiler is
+ * to read (tests/gpu/run.sh runs it under Nsight Compute): on 4096x14336
+ * and 14336x4096, the rows kernel on the fast layout (and with its next
+ * step held in registers, staged at 2 slots, sm_90 on, and with 2 steps
+ * asked of L2 ahead), on the Huffman layout, cuBLAS's bf16 product, and the
+ * two layouts' bulk decoders; and lists them in order.
  * Prints a Markdown report; exits 1 when a check fails.
  */
 #include <cublas_v2.h>

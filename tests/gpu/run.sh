@@ -10,9 +10,9 @@
 #   staged steps          the fast layout's rows kernel with its next step
 #                         held in registers, its steps copied ahead by the
 #                         copy engine (sm_90), or asked of L2 ahead, and as
-#                         glyd_cudaTune keeps the fastest of
-#                         those for the shape: gpu_check --staged, bit for
-#                         bit and timed beside the plain kernel and cuBLAS;
+#                         glyd_cudaTune keeps the fastest of those for the
+#                         shape: gpu_check --staged, bit for bit and timed
+#                         beside the plain kernel and cuBLAS;
 #   build/gpu_engine check  the engine on the GPU: logits against the CPU
 #                         engine and the references, coded == plain bit for
 #                         bit (--exact), greedy decoding on the device;
@@ -21,9 +21,9 @@
 #                         and the entropy layout) against plain bf16 weights,
 #                         all on the GPU; the fast layout's products tuned
 #                         at load, then again with no steps ahead,
-#                         --stages 2, --held and --prefetch 2. The engine's steps
-#                         take their products plain where the staged steps
-#                         failed;
+#                         --stages 2, --held and --prefetch 2. The engine's
+#                         steps take their products plain where the staged
+#                         steps failed;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out);
 #   build/gpu_model       the same products and bulk decoding modelled on
