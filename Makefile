@@ -45,7 +45,7 @@ CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor gpu-model tools demo install uninstall clean \
+.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor bench-load gpu-model tools demo install uninstall clean \
         portable cuda cuda-cpu
 
 all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
@@ -103,7 +103,7 @@ valgrind: all $(BUILD)/unit_tests
 	    varint bits pool histogram fse_ huffman_round sequence repeat block_coder \
 	    small_inputs empty one_byte streaming flush custom concatenated frame_queries \
 	    segments parameters pledged wrong_checksum forged small_destination \
-	    tensor_ safetensors hf_config pack_ packed_index damaged_packed \
+	    tensor_ safetensors hf_config pack_ packed_index damaged_packed integrity_ \
 	    engine_stories260k_logits_from_packed engine_refuses engine_tiny_qwen3_yarn \
 	    tokenizer_from sampler_rules gpu_backend_emulated_stories gpu_backend_emulated_coded \
 	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
@@ -181,6 +181,18 @@ bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	$(Q)test -n "$(ENGINE_MODEL)" || test -e $(BUILD)/synth-0.5b/config.json || \
 	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
 	$(Q)$(BUILD)/bench_engine $(or $(ENGINE_MODEL),$(BUILD)/synth-0.5b) $(BENCH_ARGS)
+
+# What checking a packed model's tensors at load costs: the synthetic 0.5B
+# model packed in each layout, opened with and without the check.
+$(BUILD)/bench_load: bench/bench_load.c $(BUILD)/libglyd.a
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+
+bench-load: all $(BUILD)/bench_load $(BUILD)/synth_model
+	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+	$(Q)test -e $(BUILD)/synth-0.5b.glyd || $(BUILD)/glyd pack -q -T0 $(BUILD)/synth-0.5b -o $(BUILD)/synth-0.5b.glyd
+	$(Q)test -e $(BUILD)/synth-0.5b-fast.glyd || \
+	    $(BUILD)/glyd pack -q -T0 --fast-layout $(BUILD)/synth-0.5b -o $(BUILD)/synth-0.5b-fast.glyd
+	$(Q)$(BUILD)/bench_load $(BUILD)/synth-0.5b-fast.glyd $(BUILD)/synth-0.5b.glyd --compact $(BENCH_ARGS)
 
 # The CUDA kernels (cuda/) and their check on a GPU (tests/gpu/run.sh).
 # Compiles without a GPU; CI builds it so that it cannot rot.

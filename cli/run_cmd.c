@@ -30,6 +30,8 @@ static void usage(FILE* f)
         "                       (default: the model's, or what the tokens need)\n"
         "  --plain              use a folder's weights as plain bf16 (no compression)\n"
         "  --compact            weights in the entropy layout: less memory, slower\n"
+        "  --no-verify          skip checking a packed model's tensors against its\n"
+        "                       checksums as they load (for a pack just verified)\n"
         "  --exact              logits bit-identical to the engine on plain bf16 weights\n"
         "                       (what the engine always gives, on either backend)\n"
         "  --gpu                run on a CUDA GPU: weights (fast layout or --plain) and\n"
@@ -61,6 +63,7 @@ typedef struct {
     unsigned long long ctx;
     int plain;
     int compact;
+    int noVerify;
     int gpu;
     unsigned threads;
     int verbose;
@@ -140,6 +143,7 @@ static int parse(int argc, char** argv, run_opts* o)
             o->ctx = v;
         } else if (!strcmp(a, "--plain")) o->plain = 1;
         else if (!strcmp(a, "--compact")) o->compact = 1;
+        else if (!strcmp(a, "--no-verify")) o->noVerify = 1;
         else if (!strcmp(a, "--gpu") || !strcmp(a, "--gpu=cuda")) o->gpu = GLYD_GPU_CUDA;
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
@@ -422,6 +426,7 @@ static int chat_main(const run_opts* o)
     p.kvF32 = o->kvF32;
     p.plainWeights = o->plain;
     p.compactWeights = o->compact;
+    p.skipWeightChecks = o->noVerify;
     p.gpu = o->gpu;
     p.contextLength = o->ctx;
     p.message = message;
@@ -522,6 +527,7 @@ int cli_run(int argc, char** argv)
     p.kvF32 = o.kvF32;
     p.plainWeights = o.plain;
     p.compactWeights = o.compact;
+    p.skipWeightChecks = o.noVerify;
     p.gpu = o.gpu;
     p.contextLength = o.ctx;
     p.message = message;

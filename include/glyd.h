@@ -512,6 +512,9 @@ typedef struct {
     unsigned long long packedSize;
     unsigned long long offset;       /* in the original file */
     const char* codec;               /* "tensor", "frame" or "raw" */
+    unsigned long long checksum;     /* XXH3-64 of the original bytes */
+    unsigned long long storedChecksum; /* XXH3-64 of the stored blob, where hasStoredChecksum */
+    unsigned hasStoredChecksum;      /* 0 in packs written before the index carried it */
 } glyd_modelTensorInfo;
 
 GLYD_API size_t glyd_modelNbFiles(const glyd_model* model);
@@ -521,9 +524,18 @@ GLYD_API size_t glyd_modelGetFile(const glyd_model* model, size_t file, glyd_mod
 /** Tensors of a safetensors file, in the order of their bytes in it. */
 GLYD_API size_t glyd_modelGetTensor(const glyd_model* model, size_t file, size_t tensor,
                                     glyd_modelTensorInfo* info);
-/** Decodes one tensor's original bytes into dst. Returns the size or an error. */
+/** Decodes one tensor's original bytes into dst and checks them against the
+ *  index's checksum. Returns the size or an error (checksum_wrong when the
+ *  tensor is damaged). */
 GLYD_API size_t glyd_modelReadTensor(const glyd_model* model, size_t file, size_t tensor, void* dst,
                                      size_t dstCapacity, unsigned nbThreads);
+/** Checks one tensor before its stored bytes are used where they lie: the
+ *  checksum of its stored blob against the index (one pass over the bytes,
+ *  no decoding), or, in a pack whose index lacks it, its decoded bytes
+ *  against the checksum of the original. Returns 0, or checksum_wrong (or
+ *  the decoder's error) when the tensor is damaged. */
+GLYD_API size_t glyd_modelVerifyTensor(const glyd_model* model, size_t file, size_t tensor,
+                                       unsigned nbThreads);
 
 /* Receives consecutive pieces of a file; returns 0, or an error to stop. */
 typedef size_t (*glyd_writeFunction)(void* opaque, const void* data, size_t size);
@@ -569,6 +581,11 @@ typedef struct {
      * layout (about 0.67 of bf16, a packed model's used as it is), for the
      * least memory at the cost of speed. */
     int compactWeights;
+    /* A packed model's tensors are checked against its index's checksums
+     * as they load (one pass over their stored bytes, or over the values
+     * where they are decoded at load anyway): a damaged tensor stops the
+     * open, named. 1 skips the check, for a pack just verified. */
+    int skipWeightChecks;
     /* Where the forward pass runs: GLYD_GPU_NONE (0), the CPU;
      * GLYD_GPU_CUDA, a CUDA GPU through libglyd_cuda.so (`make cuda`),
      * its weights (fast layout or plain bf16) and KV cache in GPU memory;

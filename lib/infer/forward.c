@@ -41,6 +41,7 @@ struct glyd_llm_s {
     size_t nbSt;                /* entries of sts parsed */
     int plain;
     int compact;                /* coded weights in the entropy layout */
+    int checkWeights;           /* a packed model's tensors checked as they load */
     /* weights */
     glyd_matrix embed;          /* (vocab, dim) */
     glyd_matrix head;           /* (vocab, dim); unused when tied */
@@ -90,6 +91,22 @@ static void say(const glyd_llmParams* p, const char* fmt, ...)
     va_end(ap);
 }
 
+/* A tensor that failed to load; damage is the likeliest cause of a checksum
+ * or decoding error in a packed model, and the message says so. */
+static void say_tensor_error(const glyd_llmParams* p, const char* name, size_t err)
+{
+    switch (glyd_getErrorCode(err)) {
+    case GLYD_error_checksum_wrong:
+        say(p, "tensor %s is damaged: its bytes do not match the packed model's checksum", name);
+        break;
+    case GLYD_error_corruption_detected:
+        say(p, "tensor %s is damaged: %s", name, glyd_getErrorName(err));
+        break;
+    default:
+        say(p, "tensor %s: %s", name, glyd_getErrorName(err));
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Finding tensors                                                          */
 /* ------------------------------------------------------------------------ */
@@ -103,6 +120,7 @@ typedef struct {
     size_t size;
     int codec;                  /* -1 folder bytes; packed: 0 raw, 1 frame, 2 tensor blob */
     size_t file, index;         /* packed: where */
+    uint64_t checksum;          /* packed: XXH3-64 of the original bytes, from the index */
 } tensor_ref;
 
 static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
@@ -124,6 +142,7 @@ static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
                 for (d = 0; d < ti.ndim; d++) t->shape[d] = ti.shape[d];
                 t->nbElements = ti.nbElements;
                 t->codec = glyd_modelTensorStored(m->packed, f, i, &t->data, &t->size);
+                t->checksum = ti.checksum;
                 t->file = f;
                 t->index = i;
                 return 1;
@@ -199,23 +218,38 @@ static size_t encode_fast(const glyd_llm* m, glyd_matrix* w, const uint16_t* src
     return 0;
 }
 
+/* A packed tensor's stored bytes, checked before they are used where they
+ * lie: the one thing between a damaged file and silently wrong logits.
+ * Packs whose index lacks the stored bytes' checksum have the tensor
+ * decoded once here, a slower load. */
+static size_t check_stored(const glyd_llm* m, const tensor_ref* t)
+{
+    if (!m->checkWeights) return 0;
+    return glyd_modelVerifyTensor(m->packed, t->file, t->index, 1);
+}
+
 /* A packed model's tensor blob in another layout, recoded into the fast
- * one: decoded twice, a few units at a time (counts, then elements). */
+ * one: decoded twice, a few units at a time (counts, then elements). The
+ * first pass also checks the values against the index's checksum, which is
+ * what makes the recoded blob trustworthy. */
 static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
 {
     glyd_matrix src;
     glyd_decodeScratch s;
     uint64_t count[256], u;
     glyd_fastWriter fw;
+    glyd_csum sum;
     size_t size = 0, r;
     uint8_t* blob = NULL;
     int pass;
     memset(&s, 0, sizeof s);
+    glyd_csumReset(&sum, glyd_csum_xxh3);
     memset(count, 0, sizeof count);
     FORWARD_IF_ERROR(glyd_matrixCoded(&src, t->data, t->size, rows, cols));
     r = glyd_scratchReserve(&s, &src);
     for (pass = 0; pass < 2 && !glyd_isError(r); pass++) {
         if (pass == 1) {
+            if (m->checkWeights && glyd_csumDigest(&sum) != t->checksum) { r = GLYD_ERROR(checksum_wrong); break; }
             size = glyd_fastWriterSize(count, cols);
             blob = (uint8_t*)malloc(size);
             r = blob ? glyd_fastWriterBegin(&fw, blob, size, count, cols, src.view.checksum)
@@ -225,8 +259,12 @@ static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint
             uint64_t const nb = GLYD_MIN((uint64_t)4, src.view.nbUnits - u);
             r = glyd_tensorDecodeUnits(&src.view, src.dt, u, nb, s.elems, s.symbols);
             if (glyd_isError(r)) break;
-            if (pass == 0) glyd_fastCount(count, s.elems, r / 2);
-            else r = glyd_fastWriterPut(&fw, s.elems, r / 2);
+            if (pass == 0) {
+                glyd_fastCount(count, s.elems, r / 2);
+                if (m->checkWeights) glyd_csumUpdate(&sum, s.elems, r);
+            } else {
+                r = glyd_fastWriterPut(&fw, s.elems, r / 2);
+            }
         }
     }
     if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
@@ -316,16 +354,19 @@ static size_t code_matrix(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint
         else r = encode_fast(m, w, (const uint16_t*)(const void*)t->data, rows, cols, t);
         break;
     case 0: /* stored raw in the packed file */
-        glyd_matrixPlain(w, (const uint16_t*)(const void*)t->data, rows, cols);
+        r = check_stored(m, t);
+        if (!glyd_isError(r)) glyd_matrixPlain(w, (const uint16_t*)(const void*)t->data, rows, cols);
         break;
     case 2: { /* a tensor blob: used where it lies, or recoded */
         glyd_tensorView v;
         r = glyd_tensorOpen(&v, t->data, t->size);
         if (glyd_isError(r)) break;
-        if (m->compact || v.layout == GLYD_TLAYOUT_FAST || v.layout == GLYD_TLAYOUT_STORED)
-            r = glyd_matrixCoded(w, t->data, t->size, rows, cols);
-        else
-            r = recode_fast(m, w, t, rows, cols);
+        if (m->compact || v.layout == GLYD_TLAYOUT_FAST || v.layout == GLYD_TLAYOUT_STORED) {
+            r = check_stored(m, t);
+            if (!glyd_isError(r)) r = glyd_matrixCoded(w, t->data, t->size, rows, cols);
+        } else {
+            r = recode_fast(m, w, t, rows, cols); /* checks the values it decodes */
+        }
         break;
     }
     default: { /* a frame: read whole, kept plain */
@@ -372,7 +413,7 @@ static size_t code_matrices(glyd_llm* m, const glyd_llmParams* p, matrix_job* jo
     pthread_mutex_destroy(&load.lock);
     for (i = 0; i < nb; i++) {
         if (glyd_isError(jobs[i].result) && !glyd_isError(r)) {
-            say(p, "tensor %s: %s", jobs[i].name, glyd_getErrorName(jobs[i].result));
+            say_tensor_error(p, jobs[i].name, jobs[i].result);
             r = jobs[i].result;
         }
         if (!glyd_isError(jobs[i].result)) {
@@ -408,13 +449,15 @@ static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, con
     *out = (float*)malloc((size_t)n * sizeof(float));
     RETURN_ERROR_IF(!*out, memory_allocation, "vector");
     if (t.codec == -1 || t.codec == 0) {
+        size_t const r = t.codec == 0 ? check_stored(m, &t) : 0;
+        if (glyd_isError(r)) { say_tensor_error(p, name, r); return r; }
         src = t.data;
     } else {
         size_t r;
         bytes = (uint8_t*)malloc((size_t)n * elem);
         RETURN_ERROR_IF(!bytes, memory_allocation, "vector");
         r = glyd_modelReadTensor(m->packed, t.file, t.index, bytes, (size_t)n * elem, 1);
-        if (glyd_isError(r)) { free(bytes); return r; }
+        if (glyd_isError(r)) { say_tensor_error(p, name, r); free(bytes); return r; }
         src = bytes;
     }
     for (i = 0; i < n; i++) {
@@ -706,6 +749,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->kvF32 = p ? p->kvF32 : 0;
     m->plain = p ? p->plainWeights : 0;
     m->compact = p ? p->compactWeights : 0;
+    m->checkWeights = p ? !p->skipWeightChecks : 1;
     if (stat(path, &sb) != 0) {
         say(p, "%s: no such file or folder", path);
         r = GLYD_ERROR(io_failed);

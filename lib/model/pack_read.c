@@ -21,6 +21,8 @@ typedef struct {
     uint64_t shape[GLYD_ST_MAX_DIMS];
     uint64_t nbElements, begin, end;
     uint64_t offset, stored, checksum;
+    uint64_t storedChecksum;   /* of the blob's bytes, where hasStoredChecksum */
+    int hasStoredChecksum;
     int codec;
 } model_tensor;
 
@@ -92,6 +94,16 @@ static int get_hex64(const json_t* o, const char* key, uint64_t* v)
     if (!s || strlen(s) != 16) return 0;
     *v = strtoull(s, &end, 16);
     return *end == 0;
+}
+
+/* An optional checksum: absent (0, *has = 0), or valid (1); -1 if malformed. */
+static int get_optional_hex64(const json_t* o, const char* key, uint64_t* v, int* has)
+{
+    *has = 0;
+    if (!json_object_get(o, key)) return 0;
+    if (!get_hex64(o, key, v)) return -1;
+    *has = 1;
+    return 1;
 }
 
 static int get_codec(const json_t* o, int* codec)
@@ -207,7 +219,8 @@ static size_t parse_index(glyd_model* m, const char* text, size_t n, const glyd_
                 }
                 if (!get_uint(o, "begin", &t->begin) || !get_uint(o, "end", &t->end) ||
                     !get_uint(o, "offset", &t->offset) || !get_uint(o, "stored", &t->stored) ||
-                    !get_hex64(o, "xxh3", &t->checksum) || !get_codec(o, &t->codec))
+                    !get_hex64(o, "xxh3", &t->checksum) || !get_codec(o, &t->codec) ||
+                    get_optional_hex64(o, "storedXxh3", &t->storedChecksum, &t->hasStoredChecksum) < 0)
                     BAD("a tensor entry is incomplete");
                 if (t->begin != expect || t->end < t->begin ||
                     t->nbElements > UINT64_MAX / glyd_stDtypeSize(t->dtype) ||
@@ -335,6 +348,9 @@ size_t glyd_modelGetTensor(const glyd_model* model, size_t file, size_t tensor, 
     info->packedSize = t->stored;
     info->offset = model->files[file].headerSize + t->begin;
     info->codec = kCodecNames[t->codec];
+    info->checksum = t->checksum;
+    info->storedChecksum = t->storedChecksum;
+    info->hasStoredChecksum = (unsigned)t->hasStoredChecksum;
     return 0;
 }
 
@@ -384,10 +400,35 @@ size_t glyd_modelReadTensor(const glyd_model* model, size_t file, size_t tensor,
     size = (size_t)(t->end - t->begin);
     RETURN_ERROR_IF(size > dstCapacity, dstSize_tooSmall, "tensor");
     FORWARD_IF_ERROR(decode_blob(model, t->codec, t->offset, t->stored, dst, size, nbThreads));
-    /* tensor blobs and frames check themselves; raw bytes have the index */
-    if (t->codec == CODEC_RAW)
-        RETURN_ERROR_IF(XXH3_64bits(dst, size) != t->checksum, checksum_wrong, "tensor checksum");
+    /* blobs and frames check themselves against their own checksums, which
+     * sit in the damageable bytes: the index's is the one to trust */
+    RETURN_ERROR_IF(glyd_csumOnce(glyd_csum_xxh3, dst, size) != t->checksum, checksum_wrong, "tensor checksum");
     return size;
+}
+
+size_t glyd_modelVerifyTensor(const glyd_model* model, size_t file, size_t tensor, unsigned nbThreads)
+{
+    const model_tensor* t;
+    RETURN_ERROR_IF(file >= model->nbFiles || tensor >= model->files[file].nbTensors, parameter_outOfBound,
+                    "tensor index");
+    t = &model->files[file].tensors[tensor];
+    if (t->hasStoredChecksum || t->codec == CODEC_RAW) {
+        /* raw bytes are the original ones: the index's checksum is theirs */
+        uint64_t const expect = t->hasStoredChecksum ? t->storedChecksum : t->checksum;
+        RETURN_ERROR_IF(glyd_csumOnce(glyd_csum_xxh3, model->data + t->offset, (size_t)t->stored) != expect,
+                        checksum_wrong, "tensor checksum");
+        return 0;
+    }
+    {   /* a pack without stored checksums: decoded, then checked */
+        size_t const size = (size_t)(t->end - t->begin);
+        void* const buf = malloc(size ? size : 1);
+        size_t r;
+        RETURN_ERROR_IF(!buf, memory_allocation, "tensor");
+        r = glyd_modelReadTensor(model, file, tensor, buf, size, nbThreads);
+        free(buf);
+        FORWARD_IF_ERROR(r);
+        return 0;
+    }
 }
 
 /* Streams a frame blob through write, hashing what passes. */

@@ -148,9 +148,20 @@ static void progress(pack_writer* w, unsigned long long add)
 
 static void hex64(char out[17], uint64_t v) { snprintf(out, 17, "%016llx", (unsigned long long)v); }
 
+/* The checksum of a blob's bytes as they lie in the packed file, so that a
+ * reader that uses the blob where it lies (an engine mapping the weights)
+ * can check it without decoding it. */
+static void put_stored_checksum(json_t* obj, const uint8_t* stored, size_t n)
+{
+    char hex[17];
+    hex64(hex, XXH3_64bits(stored, n));
+    json_object_set_new(obj, "storedXxh3", json_string(hex));
+}
+
 /* Writes bytes as a general-codec frame, or raw when that is no smaller.
- * Fills the blob's offset, size and codec into obj. */
-static size_t put_frame_blob(pack_writer* w, json_t* obj, const uint8_t* data, size_t n)
+ * Fills the blob's offset, size and codec into obj, and with stored checksum
+ * 1 the checksum of the bytes as written. */
+static size_t put_frame_blob(pack_writer* w, json_t* obj, const uint8_t* data, size_t n, int storedChecksum)
 {
     size_t c;
     const char* codec = "frame";
@@ -163,8 +174,10 @@ static size_t put_frame_blob(pack_writer* w, json_t* obj, const uint8_t* data, s
         codec = "raw";
         c = n;
         FORWARD_IF_ERROR(put(w, data, n));
+        if (storedChecksum) put_stored_checksum(obj, data, n);
     } else {
         FORWARD_IF_ERROR(put(w, w->buf, c));
+        if (storedChecksum) put_stored_checksum(obj, w->buf, c);
     }
     json_object_set_new(obj, "stored", json_integer((json_int_t)c));
     json_object_set_new(obj, "codec", json_string(codec));
@@ -180,7 +193,7 @@ static size_t pack_safetensors(pack_writer* w, json_t* entry, const glyd_safeten
     json_object_set_new(entry, "type", json_string("safetensors"));
     json_object_set_new(entry, "header", header);
     json_object_set_new(entry, "tensors", tensors);
-    FORWARD_IF_ERROR(put_frame_blob(w, header, st->base, st->dataStart));
+    FORWARD_IF_ERROR(put_frame_blob(w, header, st->base, st->dataStart, 0));
     json_object_set_new(header, "size", json_integer((json_int_t)st->dataStart));
     for (i = 0; i < st->nbTensors; i++) {
         const glyd_stTensor* const t = &st->tensors[i];
@@ -212,9 +225,10 @@ static size_t pack_safetensors(pack_writer* w, json_t* entry, const glyd_safeten
             json_object_set_new(o, "offset", json_integer((json_int_t)w->pos));
             json_object_set_new(o, "stored", json_integer((json_int_t)c));
             json_object_set_new(o, "codec", json_string("tensor"));
+            put_stored_checksum(o, w->buf, c);
             FORWARD_IF_ERROR(put(w, w->buf, c));
         } else {
-            FORWARD_IF_ERROR(put_frame_blob(w, o, bytes, n));
+            FORWARD_IF_ERROR(put_frame_blob(w, o, bytes, n, 1));
         }
         progress(w, n);
     }
@@ -255,7 +269,7 @@ static size_t pack_file(pack_writer* w, json_t* files, const char* root, const c
         }
     } else {
         json_object_set_new(entry, "type", json_string("file"));
-        r = put_frame_blob(w, entry, mf.data, mf.size);
+        r = put_frame_blob(w, entry, mf.data, mf.size, 0);
         progress(w, mf.size);
     }
     if (GLYD_IS_ERROR(r) && glyd_getErrorCode(r) == GLYD_error_io_failed)
