@@ -2,94 +2,216 @@
  * config.c: the fields of a Hugging Face config.json that the forward pass
  * needs, with the defaults transformers applies, and the rotary embedding's
  * frequencies (plain, linear and yarn scaling) computed as transformers
- * computes them.
+ * computes them. Every key the engine reads is checked before a model runs:
+ * its JSON type, its range, and its agreement with the others, so that a
+ * config either runs or is refused in one line naming the key and value.
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "infer.h"
 
-static void say(char* why, size_t cap, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char* why, size_t cap, const char* fmt, ...)
+/* Where the one-line reason of a refusal goes. */
+typedef struct {
+    char* why;
+    size_t cap;
+} reason;
+
+static void say(const reason* r, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const reason* r, const char* fmt, ...)
 {
     va_list ap;
-    if (!why || !cap) return;
+    if (!r->why || !r->cap) return;
     va_start(ap, fmt);
-    vsnprintf(why, cap, fmt, ap);
+    vsnprintf(r->why, r->cap, fmt, ap);
     va_end(ap);
 }
 
-static long long get_int(const json_t* o, const char* key, long long dflt)
+/* A key's value, or NULL when it is absent or null: config.json writers
+ * use both for "the default". */
+static const json_t* get(const json_t* o, const char* key)
 {
     const json_t* const j = json_object_get(o, key);
-    return json_is_integer(j) ? (long long)json_integer_value(j) : dflt;
+    return json_is_null(j) ? NULL : j;
 }
 
-static double get_num(const json_t* o, const char* key, double dflt)
+/* A value as JSON text on one line (escaped, ASCII), cut short. */
+static const char* shown(const json_t* j, char* buf, size_t cap)
 {
-    const json_t* const j = json_object_get(o, key);
-    return json_is_number(j) ? json_number_value(j) : dflt;
+    char* const text = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII | JSON_REAL_PRECISION(10));
+    if (!text) snprintf(buf, cap, "(a value)");
+    else if (strlen(text) < cap) snprintf(buf, cap, "%s", text);
+    else snprintf(buf, cap, "%.*s...", (int)(cap - 4), text);
+    free(text);
+    return buf;
 }
 
-/* A token id, or the first of a list of them (eos_token_id may be either). */
-static long long get_token(const json_t* o, const char* key)
+/* "config.json: KEY is VALUE: RULE", and the error. KEY is prefix.key
+ * for the keys of a nested object. */
+static size_t refuse(const reason* r, size_t err, const char* prefix, const char* key, const json_t* j,
+                     const char* fmt, ...) __attribute__((format(printf, 6, 7)));
+static size_t refuse(const reason* r, size_t err, const char* prefix, const char* key, const json_t* j,
+                     const char* fmt, ...)
 {
-    const json_t* const j = json_object_get(o, key);
-    if (json_is_integer(j)) return (long long)json_integer_value(j);
-    if (json_is_array(j) && json_is_integer(json_array_get(j, 0))) return (long long)json_integer_value(json_array_get(j, 0));
-    return -1;
+    char value[64], rule[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rule, sizeof rule, fmt, ap);
+    va_end(ap);
+    say(r, "config.json: %s%s%s is %s: %s", prefix ? prefix : "", prefix ? "." : "", key,
+        shown(j, value, sizeof value), rule);
+    return err;
 }
 
-size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, char* why, size_t whyCap)
+static size_t missing(const reason* r, const char* key)
 {
-    json_error_t jerr;
-    json_t* const root = json_loadb(text, size, 0, &jerr);
-    const json_t* arch;
-    const char* name = "";
-    const json_t* rs;
-    long long dim, heads, kv, headDim, layers, hidden, vocab;
-    memset(c, 0, sizeof(*c));
-    if (!root || !json_is_object(root)) {
-        say(why, whyCap, "config.json is not a JSON object (line %d: %s)", jerr.line, jerr.text);
-        json_decref(root);
-        RETURN_ERROR(model_invalid, "config");
+    say(r, "config.json: %s is missing", key);
+    return GLYD_ERROR(model_invalid);
+}
+
+/* An integer in [lo, hi]; *v keeps its default when the key is absent. */
+static size_t get_int(const json_t* o, const char* prefix, const char* key, long long lo, long long hi,
+                      long long* v, const reason* r)
+{
+    const json_t* const j = get(o, key);
+    if (!j) return 0;
+    if (!json_is_integer(j) || json_integer_value(j) < lo || json_integer_value(j) > hi)
+        return refuse(r, GLYD_ERROR(model_invalid), prefix, key, j, "it must be an integer in %lld..%lld", lo, hi);
+    *v = (long long)json_integer_value(j);
+    return 0;
+}
+
+/* The same for a key without a default. */
+static size_t need_int(const json_t* o, const char* key, long long lo, long long hi, long long* v, const reason* r)
+{
+    if (!get(o, key)) return missing(r, key);
+    return get_int(o, NULL, key, lo, hi, v, r);
+}
+
+/* A number (an integer will do, as Python reads it) in [lo, hi], with the
+ * rule said in words for the message. */
+static size_t get_num(const json_t* o, const char* prefix, const char* key, double lo, double hi, const char* rule,
+                      double* v, const reason* r)
+{
+    const json_t* const j = get(o, key);
+    if (!j) return 0;
+    if (!json_is_number(j) || !(json_number_value(j) >= lo && json_number_value(j) <= hi))
+        return refuse(r, GLYD_ERROR(model_invalid), prefix, key, j, "%s", rule);
+    *v = json_number_value(j);
+    return 0;
+}
+
+static size_t get_bool(const json_t* o, const char* key, int* v, const reason* r)
+{
+    const json_t* const j = get(o, key);
+    if (!j) return 0;
+    if (!json_is_boolean(j)) return refuse(r, GLYD_ERROR(model_invalid), NULL, key, j, "it must be true or false");
+    *v = json_is_true(j);
+    return 0;
+}
+
+static size_t get_string(const json_t* o, const char* prefix, const char* key, const char** v, const reason* r)
+{
+    const json_t* const j = get(o, key);
+    if (!j) return 0;
+    if (!json_is_string(j)) return refuse(r, GLYD_ERROR(model_invalid), prefix, key, j, "it must be a string");
+    *v = json_string_value(j);
+    return 0;
+}
+
+/* A token id, or a list of them (eos_token_id often is one), each in the
+ * vocabulary: *v = the id, the first of the list, or -1 when none. */
+static size_t get_token(const json_t* o, const char* key, unsigned vocab, long long* v, const reason* r)
+{
+    const json_t* const j = get(o, key);
+    size_t i;
+    *v = -1;
+    if (!j) return 0;
+    if (json_is_integer(j) && json_integer_value(j) >= 0 && json_integer_value(j) < vocab) {
+        *v = (long long)json_integer_value(j);
+        return 0;
     }
-    arch = json_object_get(root, "architectures");
-    if (json_is_array(arch) && json_is_string(json_array_get(arch, 0))) name = json_string_value(json_array_get(arch, 0));
-    if (!strcmp(name, "LlamaForCausalLM")) c->arch = GLYD_ARCH_LLAMA;
-    else if (!strcmp(name, "Qwen2ForCausalLM")) c->arch = GLYD_ARCH_QWEN2;
-    else if (!strcmp(name, "Qwen3ForCausalLM")) c->arch = GLYD_ARCH_QWEN3;
-    else {
-        say(why, whyCap, "architecture \"%s\" is not supported (LlamaForCausalLM, Qwen2ForCausalLM and "
-                         "Qwen3ForCausalLM are)", *name ? name : "(none)");
-        json_decref(root);
-        RETURN_ERROR(model_unsupported, "architecture");
+    for (i = 0; json_is_array(j) && i < json_array_size(j); i++) {
+        const json_t* const id = json_array_get(j, i);
+        if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) >= vocab) break;
     }
-    dim = get_int(root, "hidden_size", 0);
-    heads = get_int(root, "num_attention_heads", 0);
-    kv = get_int(root, "num_key_value_heads", heads);
-    headDim = get_int(root, "head_dim", heads > 0 ? dim / heads : 0);
-    layers = get_int(root, "num_hidden_layers", 0);
-    hidden = get_int(root, "intermediate_size", 0);
-    vocab = get_int(root, "vocab_size", 0);
-    if (dim <= 0 || heads <= 0 || kv <= 0 || headDim <= 0 || layers <= 0 || hidden <= 0 || vocab <= 0 ||
-        heads % kv != 0 || headDim % 2 != 0 || dim > (1 << 20) || hidden > (1 << 22) || vocab > (1 << 24) ||
-        layers > 4096 || heads * headDim > (1 << 20)) {
-        say(why, whyCap, "config.json: sizes missing or inconsistent (hidden_size %lld, heads %lld/%lld, "
-                         "head_dim %lld, layers %lld, intermediate_size %lld, vocab_size %lld)",
-            dim, heads, kv, headDim, layers, hidden, vocab);
-        json_decref(root);
-        RETURN_ERROR(model_invalid, "config sizes");
+    if (!json_is_array(j) || i < json_array_size(j))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, key, j,
+                      "it must be a token id below vocab_size (%u), or a list of them", vocab);
+    if (json_array_size(j)) *v = (long long)json_integer_value(json_array_get(j, 0));
+    return 0;
+}
+
+/* Numbers the engine keeps as floats: positive and normal in float, so that
+ * neither a zero nor an infinity reaches the arithmetic. */
+#define POSITIVE_FLOAT "it must be a positive number within float range"
+
+static size_t read_architecture(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
+    static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM are";
+    const json_t* const arch = get(root, "architectures");
+    const char* const name = json_string_value(json_array_get(arch, 0));
+    unsigned i;
+    if (!arch) {
+        say(r, "config.json: architectures is missing (%s supported)", kSupported);
+        return GLYD_ERROR(model_unsupported);
     }
-    {
-        const char* const act = json_string_value(json_object_get(root, "hidden_act"));
-        if (act && strcmp(act, "silu") != 0) {
-            say(why, whyCap, "activation \"%s\" is not supported (silu is)", act);
-            json_decref(root);
-            RETURN_ERROR(model_unsupported, "activation");
+    if (!json_is_array(arch) || (json_array_size(arch) && !name))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "architectures", arch, "it must be a list of class names");
+    for (i = 0; name && i < sizeof kNames / sizeof kNames[0]; i++) {
+        if (strcmp(name, kNames[i]) == 0) {
+            c->arch = (glyd_arch)i;
+            return 0;
         }
     }
+    return refuse(r, GLYD_ERROR(model_unsupported), NULL, "architectures", arch, "it is not supported (%s)",
+                  kSupported);
+}
+
+/* The shapes: positive, in agreement (kv heads dividing the heads, an even
+ * head for the rotation) and within the GLYD_MAX_ limits, under which
+ * every product the engine forms from them fits 64 bits. */
+static size_t read_sizes(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    long long dim = 0, heads = 0, kv, headDim = 0, layers = 0, hidden = 0, vocab = 0;
+    long long maxPos = c->arch == GLYD_ARCH_LLAMA ? 2048 : 32768;
+    FORWARD_IF_ERROR(need_int(root, "hidden_size", 1, GLYD_MAX_WIDTH, &dim, r));
+    FORWARD_IF_ERROR(need_int(root, "num_attention_heads", 1, GLYD_MAX_WIDTH, &heads, r));
+    kv = heads;
+    FORWARD_IF_ERROR(get_int(root, NULL, "num_key_value_heads", 1, heads, &kv, r));
+    if (heads % kv != 0)
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "num_key_value_heads", get(root, "num_key_value_heads"),
+                      "it must divide num_attention_heads (%lld)", heads);
+    /* Llama and Qwen2 derive a head's width from the model's; Qwen3's
+     * default is 128 */
+    if (get(root, "head_dim")) {
+        FORWARD_IF_ERROR(get_int(root, NULL, "head_dim", 1, GLYD_MAX_WIDTH, &headDim, r));
+        if (headDim % 2 != 0)
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "head_dim", get(root, "head_dim"),
+                          "it must be even (the rotary embedding turns pairs of values)");
+    } else if (c->arch == GLYD_ARCH_QWEN3) {
+        headDim = 128;
+    } else if (dim % heads != 0) {
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "num_attention_heads", get(root, "num_attention_heads"),
+                      "it must divide hidden_size (%lld) when head_dim is not given", dim);
+    } else if ((headDim = dim / heads) % 2 != 0) {
+        say(r, "config.json: head_dim (hidden_size / num_attention_heads) is %lld: it must be even (the rotary "
+               "embedding turns pairs of values)", headDim);
+        return GLYD_ERROR(model_invalid);
+    }
+    if (heads * headDim > GLYD_MAX_WIDTH) {
+        say(r, "config.json: num_attention_heads x head_dim is %lld x %lld: it must be at most %u", heads, headDim,
+            GLYD_MAX_WIDTH);
+        return GLYD_ERROR(model_invalid);
+    }
+    FORWARD_IF_ERROR(need_int(root, "num_hidden_layers", 1, GLYD_MAX_LAYERS, &layers, r));
+    FORWARD_IF_ERROR(need_int(root, "intermediate_size", 1, GLYD_MAX_MLP, &hidden, r));
+    FORWARD_IF_ERROR(need_int(root, "vocab_size", 1, GLYD_MAX_VOCAB, &vocab, r));
+    FORWARD_IF_ERROR(get_int(root, NULL, "max_position_embeddings", 1, GLYD_MAX_POSITIONS, &maxPos, r));
     c->dim = (unsigned)dim;
     c->nbHeads = (unsigned)heads;
     c->nbKvHeads = (unsigned)kv;
@@ -97,50 +219,113 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
     c->nbLayers = (unsigned)layers;
     c->hidden = (unsigned)hidden;
     c->vocab = (unsigned)vocab;
-    c->maxPositions = (unsigned)GLYD_MAX(get_int(root, "max_position_embeddings", 2048), 1);
-    c->normEps = (float)get_num(root, "rms_norm_eps", 1e-6);
-    c->tied = json_is_true(json_object_get(root, "tie_word_embeddings"));
-    c->qkvBias = c->arch == GLYD_ARCH_QWEN2 || json_is_true(json_object_get(root, "attention_bias"));
+    c->maxPositions = (unsigned)maxPos;
+    return 0;
+}
+
+/* The activation, the biases, tied embeddings and the norm's epsilon. */
+static size_t read_layers(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const char* act = "silu";
+    int attentionBias = 0, mlpBias = 0;
+    double eps = 1e-6;
+    FORWARD_IF_ERROR(get_string(root, NULL, "hidden_act", &act, r));
+    if (strcmp(act, "silu") != 0)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "hidden_act", get(root, "hidden_act"),
+                      "it is not supported (silu is)");
+    FORWARD_IF_ERROR(get_bool(root, "mlp_bias", &mlpBias, r));
+    if (mlpBias)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "mlp_bias", get(root, "mlp_bias"),
+                      "MLP biases are not supported");
+    FORWARD_IF_ERROR(get_bool(root, "attention_bias", &attentionBias, r));
+    FORWARD_IF_ERROR(get_bool(root, "tie_word_embeddings", &c->tied, r));
+    FORWARD_IF_ERROR(get_num(root, NULL, "rms_norm_eps", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &eps, r));
+    c->normEps = (float)eps;
+    c->qkvBias = c->arch == GLYD_ARCH_QWEN2 || attentionBias;
     c->qkNorm = c->arch == GLYD_ARCH_QWEN3;
-    /* transformers 5 writes rope_parameters, with rope_theta inside */
-    rs = json_object_get(root, "rope_scaling");
-    if (!json_is_object(rs)) rs = json_object_get(root, "rope_parameters");
-    c->ropeTheta = get_num(root, "rope_theta", get_num(rs, "rope_theta", 10000.0));
-    c->bos = get_token(root, "bos_token_id");
-    c->eos = get_token(root, "eos_token_id");
-    if (json_is_true(json_object_get(root, "mlp_bias"))) {
-        say(why, whyCap, "MLP biases are not supported");
-        json_decref(root);
-        RETURN_ERROR(model_unsupported, "mlp bias");
-    }
+    return 0;
+}
+
+/* The rotary embedding: its base, and the scaling of rope_scaling (or of
+ * rope_parameters, as transformers 5 writes it, with rope_theta inside). */
+static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    static const char kBase[] = "it must be a number above 1 within float range";
+    double const above1 = nextafter(1.0, 2.0);
+    const char* rsKey = "rope_scaling";
+    const char* kindKey = "rope_type";
+    const json_t* rs = get(root, rsKey);
+    const char* kind = NULL;
+    long long originalMax = c->maxPositions;
+    char factorRule[64];
+    if (!rs) rs = get(root, rsKey = "rope_parameters");
+    if (rs && !json_is_object(rs))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, rsKey, rs, "it must be an object");
+    c->ropeTheta = 10000.0;
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+    FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     c->rope = GLYD_ROPE_NONE;
-    if (json_is_object(rs)) {
-        const char* kind = json_string_value(json_object_get(rs, "rope_type"));
-        if (!kind) kind = json_string_value(json_object_get(rs, "type"));
-        c->ropeFactor = get_num(rs, "factor", 1.0);
-        if (!kind || !strcmp(kind, "default")) {
-            c->rope = GLYD_ROPE_NONE;
-        } else if (!strcmp(kind, "linear")) {
-            c->rope = GLYD_ROPE_LINEAR;
-        } else if (!strcmp(kind, "yarn")) {
-            c->rope = GLYD_ROPE_YARN;
-            c->ropeOriginalMax = (unsigned)get_int(rs, "original_max_position_embeddings", c->maxPositions);
-            c->yarnBetaFast = get_num(rs, "beta_fast", 32.0);
-            c->yarnBetaSlow = get_num(rs, "beta_slow", 1.0);
-            c->yarnAttentionFactor = get_num(rs, "attention_factor", 0.0);
-        } else {
-            say(why, whyCap, "rope_scaling \"%s\" is not supported (linear and yarn are)", kind);
-            json_decref(root);
-            RETURN_ERROR(model_unsupported, "rope scaling");
-        }
-        if (c->rope != GLYD_ROPE_NONE && !(c->ropeFactor > 0)) {
-            say(why, whyCap, "rope_scaling: factor must be positive");
-            json_decref(root);
-            RETURN_ERROR(model_invalid, "rope factor");
-        }
+    if (!rs) return 0;
+    FORWARD_IF_ERROR(get_string(rs, rsKey, kindKey, &kind, r));
+    if (!kind) FORWARD_IF_ERROR(get_string(rs, rsKey, kindKey = "type", &kind, r));
+    if (!kind || !strcmp(kind, "default")) return 0;
+    if (!strcmp(kind, "linear")) c->rope = GLYD_ROPE_LINEAR;
+    else if (!strcmp(kind, "yarn")) c->rope = GLYD_ROPE_YARN;
+    else
+        return refuse(r, GLYD_ERROR(model_unsupported), rsKey, kindKey, get(rs, kindKey),
+                      "it is not supported (default, linear and yarn are)");
+    /* transformers asks factor >= 1 (it stretches the context); the upper
+     * bound keeps the frequencies and yarn's scale finite in float */
+    snprintf(factorRule, sizeof factorRule, "it must be a number in 1..%u", GLYD_MAX_POSITIONS);
+    c->ropeFactor = 1.0;
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "factor", 1.0, GLYD_MAX_POSITIONS, factorRule, &c->ropeFactor, r));
+    if (c->rope != GLYD_ROPE_YARN) return 0;
+    FORWARD_IF_ERROR(get_int(rs, rsKey, "original_max_position_embeddings", 1, GLYD_MAX_POSITIONS, &originalMax, r));
+    c->ropeOriginalMax = (unsigned)originalMax;
+    c->yarnBetaFast = 32.0;
+    c->yarnBetaSlow = 1.0;
+    c->yarnAttentionFactor = 0.0; /* 0: from the factor */
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_fast", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaFast, r));
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_slow", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaSlow, r));
+    if (!(c->yarnBetaFast > c->yarnBetaSlow))
+        return refuse(r, GLYD_ERROR(model_invalid), rsKey, "beta_fast", get(rs, "beta_fast"),
+                      "it must exceed beta_slow (%g)", c->yarnBetaSlow);
+    return get_num(rs, rsKey, "attention_factor", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnAttentionFactor, r);
+}
+
+static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    FORWARD_IF_ERROR(read_architecture(c, root, r));
+    FORWARD_IF_ERROR(read_sizes(c, root, r));
+    FORWARD_IF_ERROR(read_layers(c, root, r));
+    FORWARD_IF_ERROR(read_rope(c, root, r));
+    FORWARD_IF_ERROR(get_token(root, "bos_token_id", c->vocab, &c->bos, r));
+    return get_token(root, "eos_token_id", c->vocab, &c->eos, r);
+}
+
+size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, char* why, size_t whyCap)
+{
+    reason const r = { why, whyCap };
+    json_error_t jerr;
+    json_t* const root = json_loadb(text, size, JSON_REJECT_DUPLICATES, &jerr);
+    size_t err;
+    memset(c, 0, sizeof(*c));
+    if (!root) {
+        char* p;
+        say(&r, "config.json: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        /* the parser quotes the input near the fault: keep it one line */
+        for (p = why; p && whyCap && *p; p++) if ((unsigned char)*p < 0x20) *p = ' ';
+        return GLYD_ERROR(model_invalid);
+    }
+    if (json_is_object(root)) {
+        err = read_config(c, root, &r);
+    } else {
+        say(&r, "config.json: not a JSON object");
+        err = GLYD_ERROR(model_invalid);
     }
     json_decref(root);
-    return 0;
+    if (glyd_isError(err)) memset(c, 0, sizeof(*c));
+    return err;
 }
 
 /* yarn's correction range: the pair whose wavelength fits `rotations`

@@ -37,7 +37,20 @@ typedef struct {
     long long bos, eos;
 } glyd_llmConfig;
 
-/* Reads config.json; *why receives a one-line reason on failure. */
+/* The largest shapes config.json may give. Within them every product the
+ * engine forms from them (a matrix's elements, all the weights, the KV
+ * cache's bytes at max_position_embeddings) fits 64 bits with room. */
+#define GLYD_MAX_WIDTH     (1u << 20) /* hidden_size; num_attention_heads x head_dim */
+#define GLYD_MAX_MLP       (1u << 22) /* intermediate_size */
+#define GLYD_MAX_VOCAB     (1u << 24) /* vocab_size */
+#define GLYD_MAX_LAYERS    4096u      /* num_hidden_layers */
+#define GLYD_MAX_POSITIONS (1u << 24) /* max_position_embeddings */
+
+/* Reads config.json and checks every field the engine uses: its JSON type,
+ * its range and its agreement with the others (kv heads divide the heads,
+ * head_dim is even, token ids are in the vocabulary, the rotary base and
+ * scaling give finite frequencies). On failure *why receives one line,
+ * "config.json: KEY is VALUE: what it must be", and *c is zeroed. */
 size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, char* why, size_t whyCap);
 
 /* The inverse frequency of each of the headDim / 2 rotary pairs, and the

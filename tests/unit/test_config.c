@@ -1,0 +1,354 @@
+/* test_config.c: config.json as the engine reads it. Real configs (the
+ * stories260K fixture, the tiny models of tests/data, and those of Qwen3,
+ * Qwen2.5 and Llama 3 models in tests/data/configs) give the fields
+ * transformers would; every value the engine cannot use is refused in one
+ * line naming the key and the value, checked word for word through
+ * glyd_llmOpen on a copy of the stories260K fixture with its config.json
+ * edited. Also the messages of JSON that does not parse. */
+#include <jansson.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/infer/infer.h"
+#include "harness.h"
+
+static const char* fixture(const char* name)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/../fixtures/stories260K/%s", corpus_dir(), name);
+    return path;
+}
+
+/* Parses the config file at path; why receives the reason of a refusal. */
+static size_t parse_file(const char* path, glyd_llmConfig* c, char* why, size_t cap)
+{
+    size_t size;
+    char* const text = (char*)read_file(path, &size);
+    size_t r;
+    why[0] = 0;
+    if (!text) return GLYD_ERROR(io_failed);
+    r = glyd_llmConfigParse(c, text, size, why, cap);
+    free(text);
+    return r;
+}
+
+static size_t parse_text(const char* text, glyd_llmConfig* c, char* why, size_t cap)
+{
+    why[0] = 0;
+    return glyd_llmConfigParse(c, text, strlen(text), why, cap);
+}
+
+TEST(hf_config_fields_of_real_models)
+{
+    glyd_llmConfig c;
+    char why[256];
+    CHECK_OK(parse_file(fixture("config.json"), &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_LLAMA && c.dim == 64 && c.hidden == 172 && c.nbLayers == 5);
+    CHECK(c.nbHeads == 8 && c.nbKvHeads == 4 && c.headDim == 8 && c.vocab == 512 && c.maxPositions == 512);
+    CHECK(c.normEps == 1e-5f && c.ropeTheta == 10000.0 && c.rope == GLYD_ROPE_NONE && c.tied && !c.qkvBias);
+    CHECK(c.bos == 1 && c.eos == 2);
+
+    CHECK_OK(parse_file("tests/data/configs/qwen3-0.6b.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_QWEN3 && c.dim == 1024 && c.nbHeads == 16 && c.nbKvHeads == 8 && c.headDim == 128);
+    CHECK(c.qkNorm && c.tied && c.ropeTheta == 1e6 && c.rope == GLYD_ROPE_NONE && c.maxPositions == 40960);
+    CHECK(c.vocab == 151936 && c.bos == 151643 && c.eos == 151645 && c.normEps == 1e-6f);
+
+    /* no head_dim: hidden_size / num_attention_heads */
+    CHECK_OK(parse_file("tests/data/configs/llama3-8b-instruct.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_LLAMA && c.dim == 4096 && c.headDim == 128 && c.nbKvHeads == 8 && !c.tied);
+    CHECK(c.ropeTheta == 500000.0 && c.hidden == 14336 && c.vocab == 128256 && c.eos == 128009);
+
+    /* yarn under the older key "type"; Qwen2's q/k/v biases */
+    CHECK_OK(parse_file("tests/data/configs/qwen2.5-7b-instruct-yarn.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_QWEN2 && c.qkvBias && c.headDim == 128 && c.nbKvHeads == 4);
+    CHECK(c.rope == GLYD_ROPE_YARN && c.ropeFactor == 4.0 && c.ropeOriginalMax == 32768);
+    CHECK(c.yarnBetaFast == 32.0 && c.yarnBetaSlow == 1.0 && c.yarnAttentionFactor == 0.0);
+
+    /* transformers 5: rope_parameters, with rope_theta inside */
+    CHECK_OK(parse_file("tests/data/tiny-qwen3-yarn/config.json", &c, why, sizeof why));
+    CHECK(c.rope == GLYD_ROPE_YARN && c.ropeTheta == 10000.0 && c.ropeOriginalMax == 32 && c.ropeFactor == 4.0);
+    CHECK_OK(parse_file("tests/data/tiny-qwen3/config.json", &c, why, sizeof why));
+    CHECK(c.rope == GLYD_ROPE_NONE && c.ropeTheta == 1e6 && c.headDim == 16);
+    CHECK_OK(parse_file("tests/data/tiny-qwen2/config.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_QWEN2 && c.headDim == 16 && !c.tied);
+
+    /* Llama 3.2: eos_token_id a list (all in the vocabulary), but the
+     * llama3 rope scaling the engine lacks */
+    CHECK_ERR(parse_file("tests/data/configs/llama3.2-1b-instruct.json", &c, why, sizeof why),
+              GLYD_error_model_unsupported);
+    CHECK(strcmp(why, "config.json: rope_scaling.rope_type is \"llama3\": it is not supported (default, linear "
+                      "and yarn are)") == 0);
+}
+
+TEST(hf_config_defaults_as_transformers_has_them)
+{
+    glyd_llmConfig c;
+    char why[256];
+    static const char* const qwen3 =
+        "{\"architectures\": [\"Qwen3ForCausalLM\"], \"hidden_size\": 64, \"intermediate_size\": 96, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 300, \"eos_token_id\": [7, 8], "
+        "\"bos_token_id\": null, \"rope_scaling\": null, \"head_dim\": null}";
+    static const char* const llama =
+        "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"intermediate_size\": 96, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 300, \"eos_token_id\": [], "
+        "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}";
+    CHECK_OK(parse_text(qwen3, &c, why, sizeof why));
+    /* Qwen3's head_dim defaults to 128, not hidden_size / heads; its
+     * context to 32768, Llama's to 2048 */
+    CHECK(c.headDim == 128 && c.nbKvHeads == 4 && c.maxPositions == 32768 && c.normEps == 1e-6f);
+    CHECK(c.ropeTheta == 10000.0 && c.rope == GLYD_ROPE_NONE && c.bos == -1 && c.eos == 7 && !c.tied);
+    CHECK_OK(parse_text(llama, &c, why, sizeof why));
+    CHECK(c.headDim == 16 && c.eos == -1 && c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 2.0);
+    CHECK(c.maxPositions == 2048);
+}
+
+/* A copy of the fixture folder (config.json and model.safetensors). */
+static int copy_fixture(char* dir, size_t cap)
+{
+    char path[256];
+    size_t size;
+    uint8_t* const st = read_file(fixture("model.safetensors"), &size);
+    FILE* f;
+    int ok;
+    snprintf(dir, cap, "/tmp/glyd-config-XXXXXX");
+    if (!st || !mkdtemp(dir)) { free(st); CHECK(0); return 0; }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    f = fopen(path, "wb");
+    ok = f && fwrite(st, 1, size, f) == size;
+    if (f) ok &= fclose(f) == 0;
+    free(st);
+    CHECK(ok);
+    return ok;
+}
+
+/* Writes the fixture's config.json with patch (a JSON object) merged in
+ * (a null value stands for a key left out: the reader takes both alike). */
+static void write_config(const char* dir, const char* patch)
+{
+    char path[256];
+    json_error_t e;
+    json_t* const root = json_load_file(fixture("config.json"), 0, &e);
+    json_t* const p = json_loads(patch, 0, &e);
+    CHECK(root && p && json_object_update(root, p) == 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    CHECK(json_dump_file(root, path, JSON_INDENT(2) | JSON_PRESERVE_ORDER) == 0);
+    json_decref(root);
+    json_decref(p);
+}
+
+static void write_config_text(const char* dir, const char* text)
+{
+    char path[256];
+    FILE* f;
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    f = fopen(path, "wb");
+    CHECK(f && fputs(text, f) >= 0);
+    if (f) fclose(f);
+}
+
+static void remove_copy(const char* dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    remove(path);
+    rmdir(dir);
+}
+
+/* Opens dir and expects the refusal `message` (after "DIR: ") and `code`. */
+static void expect_refusal(const char* dir, const char* what, size_t code, const char* message)
+{
+    glyd_llmParams p;
+    char msg[512] = "", want[512];
+    size_t err = 0;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_llmOpen(dir, &p, &err);
+    snprintf(want, sizeof want, "%s: %s", dir, message);
+    if (m || glyd_getErrorCode(err) != code || strcmp(msg, want) != 0) {
+        char line[1400];
+        snprintf(line, sizeof line, "%s: %s, error %d, message \"%s\"; expected error %d, \"%s\"", what,
+                 m ? "opened" : "refused", (int)glyd_getErrorCode(err), msg, (int)code, want);
+        harness_fail(__FILE__, __LINE__, line);
+    }
+    glyd_llmClose(m);
+}
+
+typedef struct {
+    const char* patch;   /* merged into the fixture's config.json */
+    const char* message; /* the refusal, after "FOLDER: " */
+} bad_config;
+
+#define INVALID GLYD_error_model_invalid
+#define UNSUPPORTED GLYD_error_model_unsupported
+#define FLOAT_RULE "it must be a positive number within float range"
+#define THETA_RULE "it must be a number above 1 within float range"
+
+static void expect_refusals(const char* dir, const bad_config* cases, size_t n, size_t code)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        write_config(dir, cases[i].patch);
+        expect_refusal(dir, cases[i].patch, code, cases[i].message);
+    }
+}
+
+static glyd_llm* open_plain(const char* dir)
+{
+    glyd_llmParams p;
+    size_t err;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    return glyd_llmOpen(dir, &p, &err);
+}
+
+TEST(engine_refuses_config_values)
+{
+    static const bad_config kInvalid[] = {
+        /* the norm's epsilon */
+        { "{\"rms_norm_eps\": -1}", "config.json: rms_norm_eps is -1: " FLOAT_RULE },
+        { "{\"rms_norm_eps\": 0}", "config.json: rms_norm_eps is 0: " FLOAT_RULE },
+        { "{\"rms_norm_eps\": 1e-60}", "config.json: rms_norm_eps is 1e-60: " FLOAT_RULE },
+        { "{\"rms_norm_eps\": 1e300}", "config.json: rms_norm_eps is 1e300: " FLOAT_RULE },
+        { "{\"rms_norm_eps\": \"1e-5\"}", "config.json: rms_norm_eps is \"1e-5\": " FLOAT_RULE },
+        /* the rotary base, at the top level or in rope_parameters */
+        { "{\"rope_theta\": \"big\"}", "config.json: rope_theta is \"big\": " THETA_RULE },
+        { "{\"rope_theta\": 1}", "config.json: rope_theta is 1: " THETA_RULE },
+        { "{\"rope_theta\": -10000.0}", "config.json: rope_theta is -10000.0: " THETA_RULE },
+        { "{\"rope_theta\": 1e39}", "config.json: rope_theta is 1e39: " THETA_RULE },
+        { "{\"rope_theta\": [10000]}", "config.json: rope_theta is [10000]: " THETA_RULE },
+        { "{\"rope_theta\": null, \"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 0.5}}",
+          "config.json: rope_parameters.rope_theta is 0.5: " THETA_RULE },
+        /* rope scaling */
+        { "{\"rope_scaling\": \"yarn\"}", "config.json: rope_scaling is \"yarn\": it must be an object" },
+        { "{\"rope_scaling\": {\"rope_type\": 5}}", "config.json: rope_scaling.rope_type is 5: it must be a string" },
+        { "{\"rope_scaling\": {\"rope_type\": \"linear\", \"factor\": 0}}",
+          "config.json: rope_scaling.factor is 0: it must be a number in 1..16777216" },
+        { "{\"rope_scaling\": {\"type\": \"linear\", \"factor\": -2.0}}",
+          "config.json: rope_scaling.factor is -2.0: it must be a number in 1..16777216" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": \"4\"}}",
+          "config.json: rope_scaling.factor is \"4\": it must be a number in 1..16777216" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 1e30}}",
+          "config.json: rope_scaling.factor is 1e30: it must be a number in 1..16777216" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"original_max_position_embeddings\": 0}}",
+          "config.json: rope_scaling.original_max_position_embeddings is 0: it must be an integer in 1..16777216" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"beta_fast\": 0.5}}",
+          "config.json: rope_scaling.beta_fast is 0.5: it must exceed beta_slow (1)" },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"beta_slow\": -1}}",
+          "config.json: rope_scaling.beta_slow is -1: " FLOAT_RULE },
+        { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"attention_factor\": 0}}",
+          "config.json: rope_scaling.attention_factor is 0: " FLOAT_RULE },
+        /* sizes: missing, not positive, not integers, too large */
+        { "{\"hidden_size\": null}", "config.json: hidden_size is missing" },
+        { "{\"hidden_size\": -64}", "config.json: hidden_size is -64: it must be an integer in 1..1048576" },
+        { "{\"hidden_size\": 64.0}", "config.json: hidden_size is 64.0: it must be an integer in 1..1048576" },
+        { "{\"hidden_size\": \"64\"}", "config.json: hidden_size is \"64\": it must be an integer in 1..1048576" },
+        { "{\"intermediate_size\": 0}", "config.json: intermediate_size is 0: it must be an integer in 1..4194304" },
+        { "{\"intermediate_size\": 4194305}",
+          "config.json: intermediate_size is 4194305: it must be an integer in 1..4194304" },
+        { "{\"num_attention_heads\": 0}",
+          "config.json: num_attention_heads is 0: it must be an integer in 1..1048576" },
+        { "{\"num_key_value_heads\": 0}", "config.json: num_key_value_heads is 0: it must be an integer in 1..8" },
+        { "{\"num_key_value_heads\": 16}", "config.json: num_key_value_heads is 16: it must be an integer in 1..8" },
+        { "{\"head_dim\": -8}", "config.json: head_dim is -8: it must be an integer in 1..1048576" },
+        { "{\"vocab_size\": 99999999999}",
+          "config.json: vocab_size is 99999999999: it must be an integer in 1..16777216" },
+        { "{\"num_hidden_layers\": 4097}", "config.json: num_hidden_layers is 4097: it must be an integer in 1..4096" },
+        { "{\"num_hidden_layers\": true}", "config.json: num_hidden_layers is true: it must be an integer in 1..4096" },
+        { "{\"max_position_embeddings\": 0}",
+          "config.json: max_position_embeddings is 0: it must be an integer in 1..16777216" },
+        { "{\"max_position_embeddings\": 4294967297}",
+          "config.json: max_position_embeddings is 4294967297: it must be an integer in 1..16777216" },
+        /* sizes that disagree */
+        { "{\"num_key_value_heads\": 3}",
+          "config.json: num_key_value_heads is 3: it must divide num_attention_heads (8)" },
+        { "{\"head_dim\": 7}",
+          "config.json: head_dim is 7: it must be even (the rotary embedding turns pairs of values)" },
+        { "{\"head_dim\": null, \"num_attention_heads\": 7, \"num_key_value_heads\": 7}",
+          "config.json: num_attention_heads is 7: it must divide hidden_size (64) when head_dim is not given" },
+        { "{\"head_dim\": null, \"num_attention_heads\": 64, \"num_key_value_heads\": 64}",
+          "config.json: head_dim (hidden_size / num_attention_heads) is 1: it must be even (the rotary embedding "
+          "turns pairs of values)" },
+        { "{\"head_dim\": 4096, \"num_attention_heads\": 512, \"num_key_value_heads\": 512}",
+          "config.json: num_attention_heads x head_dim is 512 x 4096: it must be at most 1048576" },
+        /* flags and names of the wrong type */
+        { "{\"tie_word_embeddings\": \"yes\"}",
+          "config.json: tie_word_embeddings is \"yes\": it must be true or false" },
+        { "{\"attention_bias\": 0}", "config.json: attention_bias is 0: it must be true or false" },
+        { "{\"hidden_act\": 5}", "config.json: hidden_act is 5: it must be a string" },
+        { "{\"architectures\": \"LlamaForCausalLM\"}",
+          "config.json: architectures is \"LlamaForCausalLM\": it must be a list of class names" },
+        { "{\"architectures\": [7]}", "config.json: architectures is [7]: it must be a list of class names" },
+        /* token ids outside the vocabulary */
+        { "{\"bos_token_id\": 512}",
+          "config.json: bos_token_id is 512: it must be a token id below vocab_size (512), or a list of them" },
+        { "{\"eos_token_id\": -1}",
+          "config.json: eos_token_id is -1: it must be a token id below vocab_size (512), or a list of them" },
+        { "{\"eos_token_id\": [2, 600]}",
+          "config.json: eos_token_id is [2,600]: it must be a token id below vocab_size (512), or a list of them" },
+        { "{\"eos_token_id\": \"2\"}",
+          "config.json: eos_token_id is \"2\": it must be a token id below vocab_size (512), or a list of them" },
+        /* a value too long to show whole is cut */
+        { "{\"hidden_act\": [\"0123456789012345678901234567890123456789012345678901234567890123456789\"]}",
+          "config.json: hidden_act is [\"0123456789012345678901234567890123456789012345678901234567...: it must be "
+          "a string" },
+        /* control characters in a value stay escaped: one line */
+        { "{\"rope_theta\": \"a\\nb\\u001b[31m\"}", "config.json: rope_theta is \"a\\nb\\u001B[31m\": " THETA_RULE },
+    };
+    static const bad_config kUnsupported[] = {
+        { "{\"architectures\": [\"GPT2LMHeadModel\"]}",
+          "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (LlamaForCausalLM, "
+          "Qwen2ForCausalLM and Qwen3ForCausalLM are)" },
+        { "{\"architectures\": []}",
+          "config.json: architectures is []: it is not supported (LlamaForCausalLM, Qwen2ForCausalLM and "
+          "Qwen3ForCausalLM are)" },
+        { "{\"architectures\": null}",
+          "config.json: architectures is missing (LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM are "
+          "supported)" },
+        { "{\"hidden_act\": \"gelu\"}", "config.json: hidden_act is \"gelu\": it is not supported (silu is)" },
+        { "{\"mlp_bias\": true}", "config.json: mlp_bias is true: MLP biases are not supported" },
+        { "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}",
+          "config.json: rope_scaling.type is \"dynamic\": it is not supported (default, linear and yarn are)" },
+    };
+    char dir[64];
+    glyd_llm* m;
+    if (!copy_fixture(dir, sizeof dir)) return;
+    /* the copy as it is opens: each refusal below is its edit's */
+    write_config(dir, "{}");
+    m = open_plain(dir);
+    CHECK(m != NULL);
+    glyd_llmClose(m);
+    expect_refusals(dir, kInvalid, sizeof kInvalid / sizeof kInvalid[0], INVALID);
+    expect_refusals(dir, kUnsupported, sizeof kUnsupported / sizeof kUnsupported[0], UNSUPPORTED);
+    /* values that are sound, though not the fixture's, still open */
+    write_config(dir, "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2, \"beta_fast\": 16, "
+                      "\"attention_factor\": 1.2}, \"eos_token_id\": [2, 1], \"rms_norm_eps\": 1}");
+    m = open_plain(dir);
+    CHECK(m != NULL);
+    glyd_llmClose(m);
+    remove_copy(dir);
+}
+
+TEST(engine_refuses_config_json_that_does_not_parse)
+{
+    char dir[64];
+    if (!copy_fixture(dir, sizeof dir)) return;
+    write_config_text(dir, "{\"architectures\": [\"LlamaForCausalLM\"],\n \"hidden_size\": 9223372036854775808}");
+    expect_refusal(dir, "too big", INVALID,
+                   "config.json: line 2 column 35: too big integer near '9223372036854775808'");
+    write_config_text(dir, "{\"hidden_size\": 64, \"hidden_size\": 64}");
+    expect_refusal(dir, "duplicate", INVALID,
+                   "config.json: line 1 column 33: duplicate object key near '\"hidden_size\"'");
+    write_config_text(dir, "{\"rope_theta\": 1e999}");
+    expect_refusal(dir, "overflow", INVALID, "config.json: line 1 column 20: real number overflow near '1e999'");
+    write_config_text(dir, "");
+    expect_refusal(dir, "empty", INVALID, "config.json: line 1 column 0: '[' or '{' expected near end of file");
+    write_config_text(dir, "[{\"hidden_size\": 64}]");
+    expect_refusal(dir, "array", INVALID, "config.json: not a JSON object");
+    remove_copy(dir);
+}
