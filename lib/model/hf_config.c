@@ -1,66 +1,10 @@
-/* hf_config.c: the Hugging Face side of a model folder: config.json's
- * architecture fields, and the sharding index that maps tensor names to
- * safetensors files. */
+/* hf_config.c: the Hugging Face side of a model folder: the sharding index
+ * that maps tensor names to safetensors files, and the writing of
+ * safetensors headers. config.json is the engine's to read (infer/config.c),
+ * where every field it uses is checked. */
 #include <stdlib.h>
 
 #include "model.h"
-
-static unsigned long long get_u(const json_t* o, const char* key, unsigned long long dflt)
-{
-    const json_t* const j = json_object_get(o, key);
-    return json_is_integer(j) && json_integer_value(j) >= 0 ? (unsigned long long)json_integer_value(j) : dflt;
-}
-
-static double get_f(const json_t* o, const char* key, double dflt)
-{
-    const json_t* const j = json_object_get(o, key);
-    return json_is_number(j) ? json_number_value(j) : dflt;
-}
-
-size_t glyd_hfConfigParse(glyd_hfConfig* c, const char* text, size_t size, const char** why)
-{
-    json_error_t jerr;
-    json_t* const root = json_loadb(text, size, JSON_REJECT_DUPLICATES, &jerr);
-    const json_t* arch;
-    const json_t* rs;
-    memset(c, 0, sizeof(*c));
-    if (!root || !json_is_object(root)) {
-        *why = "config.json is not a JSON object";
-        json_decref(root);
-        RETURN_ERROR(GENERIC, "config");
-    }
-    arch = json_object_get(root, "architectures");
-    if (json_is_array(arch) && json_is_string(json_array_get(arch, 0)))
-        snprintf(c->architecture, sizeof c->architecture, "%s", json_string_value(json_array_get(arch, 0)));
-    if (json_is_string(json_object_get(root, "model_type")))
-        snprintf(c->modelType, sizeof c->modelType, "%s", json_string_value(json_object_get(root, "model_type")));
-    if (json_is_string(json_object_get(root, "torch_dtype")))
-        snprintf(c->torchDtype, sizeof c->torchDtype, "%s", json_string_value(json_object_get(root, "torch_dtype")));
-    c->hiddenSize = get_u(root, "hidden_size", 0);
-    c->intermediateSize = get_u(root, "intermediate_size", 0);
-    c->nbLayers = get_u(root, "num_hidden_layers", 0);
-    c->nbHeads = get_u(root, "num_attention_heads", 0);
-    c->nbKvHeads = get_u(root, "num_key_value_heads", c->nbHeads);
-    c->headDim = get_u(root, "head_dim", c->nbHeads ? c->hiddenSize / c->nbHeads : 0);
-    c->vocabSize = get_u(root, "vocab_size", 0);
-    c->maxPositions = get_u(root, "max_position_embeddings", 0);
-    c->normEps = get_f(root, "rms_norm_eps", get_f(root, "layer_norm_eps", 1e-6));
-    c->ropeTheta = get_f(root, "rope_theta", 10000.0);
-    c->tieEmbeddings = json_is_true(json_object_get(root, "tie_word_embeddings"));
-    c->attentionBias = json_is_true(json_object_get(root, "attention_bias"));
-    c->bosToken = (long long)get_u(root, "bos_token_id", (unsigned long long)-1);
-    c->eosToken = (long long)get_u(root, "eos_token_id", (unsigned long long)-1);
-    rs = json_object_get(root, "rope_scaling");
-    if (json_is_object(rs)) {
-        const json_t* const type = json_object_get(rs, "rope_type") ? json_object_get(rs, "rope_type")
-                                                                   : json_object_get(rs, "type");
-        if (json_is_string(type)) snprintf(c->ropeScaling, sizeof c->ropeScaling, "%s", json_string_value(type));
-        c->ropeFactor = get_f(rs, "factor", 1.0);
-        c->ropeOriginalMax = get_u(rs, "original_max_position_embeddings", c->maxPositions);
-    }
-    json_decref(root);
-    return 0;
-}
 
 void glyd_shardIndexFree(glyd_shardIndex* x)
 {

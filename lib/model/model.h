@@ -65,24 +65,6 @@ size_t glyd_stWriteHeader(uint8_t** header, size_t* size, const glyd_stTensor* t
 /* Hugging Face folders                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* The fields of config.json the engine and the tools use; absent fields
- * are 0 (or their documented defaults). */
-typedef struct {
-    char architecture[64];      /* architectures[0], e.g. LlamaForCausalLM */
-    char modelType[32];
-    char torchDtype[16];
-    unsigned long long hiddenSize, intermediateSize, nbLayers, nbHeads, nbKvHeads, headDim;
-    unsigned long long vocabSize, maxPositions;
-    double normEps, ropeTheta;
-    int tieEmbeddings, attentionBias;
-    long long bosToken, eosToken; /* -1 when absent */
-    char ropeScaling[16];       /* "", "linear", "yarn", ... */
-    double ropeFactor;
-    unsigned long long ropeOriginalMax;
-} glyd_hfConfig;
-
-size_t glyd_hfConfigParse(glyd_hfConfig* c, const char* text, size_t size, const char** why);
-
 /* model.safetensors.index.json: which shard holds each tensor. */
 typedef struct {
     char** names;
