@@ -145,7 +145,10 @@ static size_t parse_index(glyd_model* m, const char* text, size_t n, const glyd_
     json_t* files;
     const char* why = NULL;
     size_t i, j;
-    if (!root) BAD("the index is not valid JSON");
+    if (!root) {
+        glyd_packMessage(p, "packed model index: line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        RETURN_ERROR(pack_invalid, "index JSON");
+    }
     if (!json_is_object(root) || !json_is_string(json_object_get(root, "format")) ||
         strcmp(json_string_value(json_object_get(root, "format")), "glyd-packed-model") != 0)
         BAD("the index does not describe a packed model");

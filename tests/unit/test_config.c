@@ -4,7 +4,8 @@
  * transformers would; every value the engine cannot use is refused in one
  * line naming the key and the value, checked word for word through
  * glyd_llmOpen on a copy of the stories260K fixture with its config.json
- * edited. Also the messages of JSON that does not parse. */
+ * edited. Also the messages of JSON that does not parse, in config.json
+ * and in a packed model's index. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -351,4 +352,65 @@ TEST(engine_refuses_config_json_that_does_not_parse)
     write_config_text(dir, "[{\"hidden_size\": 64}]");
     expect_refusal(dir, "array", INVALID, "config.json: not a JSON object");
     remove_copy(dir);
+}
+
+/* ------------------------------------------------------------------------ */
+/* A packed model's index                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A packed file around an index text: header, no blobs, index, trailer
+ * with the index's XXH3 (so that only the index's content is judged). */
+static uint8_t* packed_around(const char* index, size_t* size)
+{
+    size_t const n = strlen(index);
+    uint8_t* const buf = (uint8_t*)calloc(1, GLYD_PACK_HEADER + n + GLYD_PACK_TRAILER);
+    uint8_t* const t = buf + GLYD_PACK_HEADER + n;
+    memcpy(buf, GLYD_PACK_MAGIC, 8);
+    glyd_write32(buf + 8, GLYD_PACK_VERSION);
+    memcpy(buf + GLYD_PACK_HEADER, index, n);
+    glyd_write64(t, GLYD_PACK_HEADER);
+    glyd_write64(t + 8, n);
+    glyd_write64(t + 16, XXH3_64bits(index, n));
+    memcpy(t + 24, GLYD_PACK_MAGIC, 8);
+    *size = GLYD_PACK_HEADER + n + GLYD_PACK_TRAILER;
+    return buf;
+}
+
+static void expect_index_message(const char* index, const char* message)
+{
+    glyd_packParams p;
+    char msg[512] = "";
+    size_t size, err;
+    uint8_t* const buf = packed_around(index, &size);
+    glyd_model* m;
+    memset(&p, 0, sizeof p);
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_modelOpenBytes(buf, size, &p, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_pack_invalid);
+    if (strcmp(msg, message) != 0) {
+        char line[1200];
+        snprintf(line, sizeof line, "message \"%s\", expected \"%s\"", msg, message);
+        harness_fail(__FILE__, __LINE__, line);
+    }
+    glyd_modelClose(m);
+    free(buf);
+}
+
+TEST(packed_index_json_errors_say_where)
+{
+    glyd_model* m;
+    size_t size, err;
+    uint8_t* const ok = packed_around("{\"format\": \"glyd-packed-model\", \"version\": 1, \"files\": []}", &size);
+    /* the frame the index sits in is sound: an empty model opens */
+    m = glyd_modelOpenBytes(ok, size, NULL, &err);
+    CHECK(m != NULL && glyd_modelNbFiles(m) == 0);
+    glyd_modelClose(m);
+    free(ok);
+    expect_index_message("{\"format\": \"glyd-packed-model\", \"version\": 1, \"files\": [{\"path\": \"a\", "
+                         "\"size\": 9223372036854775808}]}",
+                         "packed model index: line 1 column 97: too big integer near '9223372036854775808'");
+    expect_index_message("{\"format\": \"glyd-packed-model\",\n\"format\": 1}",
+                         "packed model index: line 2 column 8: duplicate object key near '\"format\"'");
+    expect_index_message("{\"files\": [", "packed model index: line 1 column 11: ']' expected near end of file");
 }
