@@ -75,23 +75,47 @@ typedef struct {
     int seeded;
 } run_opts;
 
-static int parse_ull(const char* s, unsigned long long* v)
+/* The longest context --ctx may ask for: the engine's bound on a model's
+ * own (GLYD_MAX_POSITIONS), under which the cache's size cannot overflow. */
+#define MAX_CTX (1ULL << 24)
+
+/* A whole number in [lo, hi], digits only: strtoull alone would take "-5"
+ * as 2^64 - 5, and " 5" or "5abc" in part. */
+static int parse_count(const char* name, const char* s, unsigned long long lo, unsigned long long hi,
+                       unsigned long long* v)
 {
-    char* end;
+    char* end = NULL;
     errno = 0;
-    *v = strtoull(s, &end, 10);
-    return errno || end == s || *end;
+    if (*s >= '0' && *s <= '9') *v = strtoull(s, &end, 10);
+    if (!end || errno || *end || *v < lo || *v > hi) {
+        cli_error("%s: expected a whole number in %llu..%llu, got \"%s\"", name, lo, hi, s);
+        return 1;
+    }
+    return 0;
 }
 
 static int parse_float(const char* name, const char* s, float lo, float hi, float* v)
 {
     char* end;
-    double const d = strtod(s, &end);
-    if (end == s || *end || !(d >= lo && d <= hi)) {
-        cli_error("%s: expected a number in %g..%g, got %s", name, lo, hi, s);
+    double d;
+    errno = 0;
+    d = strtod(s, &end);
+    if (!((*s >= '0' && *s <= '9') || *s == '.') || errno || *end || !(d >= lo && d <= hi)) {
+        cli_error("%s: expected a number in %g..%g, got \"%s\"", name, lo, hi, s);
         return 1;
     }
     *v = (float)d;
+    return 0;
+}
+
+/* Options followed by a value. */
+static int takes_value(const char* a)
+{
+    static const char* const kNames[] = { "-p", "--system", "--temp", "--top-k", "--top-p", "--min-p",
+                                          "--repeat-penalty", "--seed", "--tokens", "--dump-logits", "-n",
+                                          "--kv-dtype", "--ctx" };
+    size_t i;
+    for (i = 0; i < sizeof kNames / sizeof kNames[0]; i++) if (!strcmp(a, kNames[i])) return 1;
     return 0;
 }
 
@@ -108,6 +132,7 @@ static int parse(int argc, char** argv, run_opts* o)
     for (i = 2; i < argc; i++) {
         const char* const a = argv[i];
         unsigned long long v;
+        if (takes_value(a) && i + 1 == argc) { cli_error("%s: expects a value (see glyd run --help)", a); return 1; }
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { usage(stdout); exit(0); }
         else if (!strcmp(a, "-p") && i + 1 < argc) o->prompt = argv[++i];
         else if (!strcmp(a, "--system") && i + 1 < argc) o->system = argv[++i];
@@ -115,7 +140,7 @@ static int parse(int argc, char** argv, run_opts* o)
         else if (!strcmp(a, "--temp") && i + 1 < argc) {
             if (parse_float("--temp", argv[++i], 0, 100, &o->sampling.temperature)) return 1;
         } else if (!strcmp(a, "--top-k") && i + 1 < argc) {
-            if (parse_ull(argv[++i], &v) || v > 1000000) { cli_error("--top-k: expected a count, got %s", argv[i]); return 1; }
+            if (parse_count("--top-k", argv[++i], 0, 1000000, &v)) return 1;
             o->sampling.topK = (int)v;
         } else if (!strcmp(a, "--top-p") && i + 1 < argc) {
             if (parse_float("--top-p", argv[++i], 0, 1, &o->sampling.topP)) return 1;
@@ -124,14 +149,14 @@ static int parse(int argc, char** argv, run_opts* o)
         } else if (!strcmp(a, "--repeat-penalty") && i + 1 < argc) {
             if (parse_float("--repeat-penalty", argv[++i], 0.01f, 100, &o->sampling.repetitionPenalty)) return 1;
         } else if (!strcmp(a, "--seed") && i + 1 < argc) {
-            if (parse_ull(argv[++i], &v)) { cli_error("--seed: expected a number, got %s", argv[i]); return 1; }
+            if (parse_count("--seed", argv[++i], 0, ULLONG_MAX, &v)) return 1;
             o->sampling.seed = v;
             o->seeded = 1;
         }
         else if (!strcmp(a, "--tokens") && i + 1 < argc) o->tokens = argv[++i];
         else if (!strcmp(a, "--dump-logits") && i + 1 < argc) o->dump = argv[++i];
         else if (!strcmp(a, "-n") && i + 1 < argc) {
-            if (parse_ull(argv[++i], &v) || v > 1000000) { cli_error("-n: expected a count, got %s", argv[i]); return 1; }
+            if (parse_count("-n", argv[++i], 0, 1000000, &v)) return 1;
             o->generate = (long)v;
         } else if (!strcmp(a, "--kv-dtype") && i + 1 < argc) {
             const char* const d = argv[++i];
@@ -139,7 +164,7 @@ static int parse(int argc, char** argv, run_opts* o)
             else if (!strcmp(d, "bf16")) o->kvF32 = 0;
             else { cli_error("--kv-dtype: expected f32 or bf16, got %s", d); return 1; }
         } else if (!strcmp(a, "--ctx") && i + 1 < argc) {
-            if (parse_ull(argv[++i], &v) || v == 0) { cli_error("--ctx: expected a length, got %s", argv[i]); return 1; }
+            if (parse_count("--ctx", argv[++i], 1, MAX_CTX, &v)) return 1;
             o->ctx = v;
         } else if (!strcmp(a, "--plain")) o->plain = 1;
         else if (!strcmp(a, "--compact")) o->compact = 1;
@@ -148,10 +173,10 @@ static int parse(int argc, char** argv, run_opts* o)
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
         else if (!strncmp(a, "-T", 2) && a[2]) {
-            if (parse_ull(a + 2, &v) || v > 256) { cli_error("-T: expected 0..256, got %s", a + 2); return 1; }
+            if (parse_count("-T", a + 2, 0, 256, &v)) return 1;
             o->threads = (unsigned)v;
         } else if (!strncmp(a, "--threads=", 10)) {
-            if (parse_ull(a + 10, &v) || v > 256) { cli_error("--threads: expected 0..256, got %s", a + 10); return 1; }
+            if (parse_count("--threads", a + 10, 0, 256, &v)) return 1;
             o->threads = (unsigned)v;
         } else if (!strcmp(a, "-v")) o->verbose = 1;
         else if (a[0] == '-' && a[1]) { cli_error("run: unknown option %s (see glyd run --help)", a); return 1; }

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# tests/cli/config_test.sh: what `glyd run` refuses before a model runs: the
+# numbers of its options, at argument parsing, and config.json values the
+# engine cannot use, on a copy of the stories260K fixture. Each refusal is
+# one exact line on stderr, nothing on stdout, exit status 1.
+#
+#   bash tests/cli/config_test.sh [path/to/glyd]     (default: build/glyd)
+#
+# Prints "ok - ..." or "FAIL - ... (details)" per test, then "N passed, N failed".
+
+set -u
+exec </dev/null
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+GLYD=${1:-$REPO/build/glyd}
+FIX=$REPO/../shared/fixtures/stories260K
+PASS=0
+FAIL=0
+ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
+bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1 ($2)"; }
+summary_and_exit() {
+    echo "$PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ]
+    exit $?
+}
+[ -x "$GLYD" ] || { bad "setup" "no glyd binary at $GLYD (run make first)"; summary_and_exit; }
+[ -r "$FIX/config.json" ] || { bad "setup" "fixture missing: $FIX"; summary_and_exit; }
+GLYD=$(cd "$(dirname "$GLYD")" && pwd)/$(basename "$GLYD")
+
+W=$(mktemp -d "${TMPDIR:-/tmp}/glyd-config-test.XXXXXX") || { bad "setup" "mktemp failed"; summary_and_exit; }
+trap 'cd / && rm -rf "$W"' EXIT
+cd "$W" || exit 1
+
+# refused DESC LINE CMD...: CMD exits 1 with exactly LINE on stderr and
+# nothing on stdout; a hang past 60 s counts as a failure.
+refused() {
+    local desc=$1 line=$2 rc err
+    shift 2
+    timeout 60 "$@" >out 2>err
+    rc=$?
+    err=$(cat err)
+    if [ "$rc" -ne 1 ]; then bad "$desc" "exit $rc, expected 1; stderr: $err"
+    elif [ "$err" != "$line" ]; then bad "$desc" "stderr [$err], expected [$line]"
+    elif [ -s out ]; then bad "$desc" "stdout: $(head -c 200 out)"
+    else ok "$desc"; fi
+}
+
+# accepted DESC CMD...: CMD exits 0.
+accepted() {
+    local desc=$1 rc
+    shift
+    timeout 60 "$@" >out 2>err
+    rc=$?
+    if [ "$rc" -eq 0 ]; then ok "$desc"; else bad "$desc" "exit $rc; stderr: $(head -c 300 err)"; fi
+}
+
+# --- the options of glyd run: refused at parsing, before any model is read --
+# ("nowhere" does not exist: a refusal about it would mean the option passed)
+
+count() { # count OPTION RANGE VALUE...: each VALUE refused as a whole number
+    local opt=$1 range=$2 v
+    shift 2
+    for v in "$@"; do
+        refused "run $opt '$v' is refused" "glyd: $opt: expected a whole number in $range, got \"$v\"" \
+            "$GLYD" run nowhere --tokens 1 "$opt" "$v"
+    done
+}
+number() { # number OPTION RANGE VALUE...: each VALUE refused as a number
+    local opt=$1 range=$2 v
+    shift 2
+    for v in "$@"; do
+        refused "run $opt '$v' is refused" "glyd: $opt: expected a number in $range, got \"$v\"" \
+            "$GLYD" run nowhere --tokens 1 "$opt" "$v"
+    done
+}
+
+count --ctx 1..16777216 -5 0 12abc "" " 5" +5 0x10 16777217 99999999999999999999 18446744073709551611
+count -n 0..1000000 -1 12abc 1000001 1e3 " 3"
+count --top-k 0..1000000 -1 1.5 1000001 k
+count --seed 0..18446744073709551615 -1 12abc 18446744073709551616 " 7"
+number --temp 0..100 -1 nan inf 1x 101 "" " 1"
+number --top-p 0..1 1.5 -0.1 nan
+number --min-p 0..1 2 -1
+number --repeat-penalty 0.01..100 0 x 1e9
+for v in -1 257 x; do
+    refused "run -T'$v' is refused" "glyd: -T: expected a whole number in 0..256, got \"$v\"" \
+        "$GLYD" run nowhere --tokens 1 "-T$v"
+done
+refused "run -T'' is an unknown option" "glyd: run: unknown option -T (see glyd run --help)" \
+    "$GLYD" run nowhere --tokens 1 -T
+for v in -1 257 ""; do
+    refused "run --threads='$v' is refused" "glyd: --threads: expected a whole number in 0..256, got \"$v\"" \
+        "$GLYD" run nowhere --tokens 1 "--threads=$v"
+done
+for opt in --ctx -n --temp --top-k --top-p --min-p --repeat-penalty --seed --tokens --kv-dtype; do
+    refused "run $opt without its value is refused" "glyd: $opt: expects a value (see glyd run --help)" \
+        "$GLYD" run nowhere --tokens 1 "$opt"
+done
+
+# the edges of each range still run
+accepted "run --ctx 4 -n 2 -T0 --seed 18446744073709551615 --temp 0 --top-k 0 --top-p 1 --min-p 0 run" \
+    "$GLYD" run "$FIX" --tokens "1 2" --ctx 4 -n 2 -T0 --seed 18446744073709551615 --temp 0 --top-k 0 \
+    --top-p 1 --min-p 0 --repeat-penalty 0.01
+refused "run: tokens past --ctx are refused" "glyd: run: 5 tokens do not fit the context of 4 positions (--ctx)" \
+    "$GLYD" run "$FIX" --tokens "1 2" --ctx 4 -n 3
+
+# --- config.json values the engine cannot use, in a folder and packed ----------
+
+# folder NAME SED: a copy of the fixture with config.json edited by SED
+folder() {
+    mkdir -p "$1" && cp "$FIX/model.safetensors" "$1/" && sed "$2" "$FIX/config.json" >"$1/config.json"
+}
+folder eps 's/"rms_norm_eps": 1e-05/"rms_norm_eps": -1/'
+refused "run: rms_norm_eps -1 is refused (not NaN logits)" \
+    "glyd: eps: config.json: rms_norm_eps is -1: it must be a positive number within float range" \
+    "$GLYD" run eps --tokens "1 2 3" -n 5
+folder theta 's/"rope_theta": 10000.0/"rope_theta": "big"/'
+refused "run: rope_theta \"big\" is refused, not ignored" \
+    "glyd: theta: config.json: rope_theta is \"big\": it must be a number above 1 within float range" \
+    "$GLYD" run theta --tokens 1
+folder kv 's/"num_key_value_heads": 4/"num_key_value_heads": 3/'
+refused "run: kv heads that do not divide the heads are refused" \
+    "glyd: kv: config.json: num_key_value_heads is 3: it must divide num_attention_heads (8)" \
+    "$GLYD" run kv --tokens 1
+folder eos 's/"eos_token_id": 2/"eos_token_id": [2, 512]/'
+refused "run: an eos_token_id outside the vocabulary is refused" \
+    "glyd: eos: config.json: eos_token_id is [2,512]: it must be a token id below vocab_size (512), or a list of them" \
+    "$GLYD" run eos --tokens 1
+folder big 's/"hidden_size": 64/"hidden_size": 9223372036854775808/'
+refused "run: a config.json that does not parse says where" \
+    "glyd: big: config.json: line 6 column 36: too big integer near '9223372036854775808'" \
+    "$GLYD" run big --tokens 1
+if "$GLYD" pack -q eps -o eps.glyd 2>err; then
+    refused "run: a packed model's bad config.json is refused as well" \
+        "glyd: eps.glyd: config.json: rms_norm_eps is -1: it must be a positive number within float range" \
+        "$GLYD" run eps.glyd --tokens 1
+else
+    bad "run: a packed model's bad config.json is refused as well" "pack failed: $(cat err)"
+fi
+
+summary_and_exit
