@@ -128,7 +128,9 @@ portable:
 # libFuzzer: each target runs FUZZ_SECONDS from a seed corpus of small
 # frames made by the CLI; findings are kept in $(BUILD)/fuzz/findings.
 # fuzz_cuda runs the CUDA kernels themselves, on the CPU (tests/cudacpu).
-FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer
+# fuzz_config reads config.json files (seeds: real configs); fuzz_index,
+# packed-model indexes inside the fixture's packed model (seed: its index).
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index
 fuzz: all
 	$(Q)./tools/deps.sh fuzz
 	$(Q)./tools/deps.sh cudacpu
@@ -136,7 +138,8 @@ fuzz: all
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
-	        -fno-sanitize-recover=undefined tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
+	        -fno-sanitize-recover=undefined -DGLYD_FUZZ_PACKED='"$(BUILD)/fuzz/index-body.glyd"' \
+	        tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
 	        -o $(BUILD)/fuzz/fuzz_$$t $(LDLIBS) || exit 1; done
 	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) tests/fuzz/seedgen.c $(BUILD)/libglyd.a -o $(BUILD)/fuzz/seedgen $(LDLIBS)
 	$(Q)for l in 1 3 9; do head -c 3000 samples/alice29.txt | $(BUILD)/glyd -q -$$l -c \
@@ -146,6 +149,13 @@ fuzz: all
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \
+	    cat $(FIXTURE)/config.json > $(BUILD)/fuzz/seeds-config/stories260K.json && \
+	    for d in tests/data/tiny-*; do cp $$d/config.json $(BUILD)/fuzz/seeds-config/$${d##*/}.json; done
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-index && p=$(BUILD)/fuzz/index-body.glyd && \
+	    $(BUILD)/glyd pack -q -f $(FIXTURE) -o $$p && \
+	    len=$$(tail -c 24 $$p | head -c 8 | od -An -tu8 | tr -d ' ') && \
+	    tail -c $$((len + 32)) $$p | head -c $$len > $(BUILD)/fuzz/seeds-index/stories260K.json
 	$(Q)for t in $(FUZZ_TARGETS) cuda; do \
 	    seeds=$(BUILD)/fuzz/seeds; \
 	    if [ -d $(BUILD)/fuzz/seeds-$$t ]; then seeds=$(BUILD)/fuzz/seeds-$$t; fi; \

@@ -1,0 +1,85 @@
+/* fuzz_config.c: hostile config.json for the engine's reader. A refusal is
+ * one line naming config.json; a config it accepts holds every invariant
+ * the engine relies on (shapes in bounds and in agreement, 64-bit products
+ * that do not overflow, token ids in the vocabulary, finite rotary
+ * frequencies and norm epsilon), and aborts the fuzzer otherwise. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/infer/infer.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+#define REQUIRE(cond) do { if (!(cond)) abort(); } while (0)
+
+/* a * b into *p, false on overflow */
+static int mul(uint64_t a, uint64_t b, uint64_t* p) { return !__builtin_mul_overflow(a, b, p); }
+
+static void check_sizes(const glyd_llmConfig* c)
+{
+    uint64_t qDim, kvDim, perLayer, t, total, kv;
+    REQUIRE(c->arch == GLYD_ARCH_LLAMA || c->arch == GLYD_ARCH_QWEN2 || c->arch == GLYD_ARCH_QWEN3);
+    REQUIRE(c->dim >= 1 && c->dim <= GLYD_MAX_WIDTH);
+    REQUIRE(c->hidden >= 1 && c->hidden <= GLYD_MAX_MLP);
+    REQUIRE(c->vocab >= 1 && c->vocab <= GLYD_MAX_VOCAB);
+    REQUIRE(c->nbLayers >= 1 && c->nbLayers <= GLYD_MAX_LAYERS);
+    REQUIRE(c->nbHeads >= 1 && c->nbKvHeads >= 1 && c->nbHeads % c->nbKvHeads == 0);
+    REQUIRE(c->headDim >= 2 && c->headDim % 2 == 0);
+    REQUIRE((uint64_t)c->nbHeads * c->headDim <= GLYD_MAX_WIDTH);
+    REQUIRE(c->maxPositions >= 1 && c->maxPositions <= GLYD_MAX_POSITIONS);
+    /* the weights' elements and the KV cache's bytes (fp32, at the model's
+     * full context), as the engine sizes them */
+    qDim = (uint64_t)c->nbHeads * c->headDim;
+    kvDim = (uint64_t)c->nbKvHeads * c->headDim;
+    REQUIRE(mul(c->dim, qDim + 2 * kvDim, &perLayer) && mul(qDim, c->dim, &t) && perLayer + t >= t);
+    perLayer += t;
+    REQUIRE(mul(3ULL * c->dim, c->hidden, &t) && perLayer + t >= t);
+    perLayer += t;
+    REQUIRE(mul(perLayer, c->nbLayers, &total) && mul(2ULL * c->vocab, c->dim, &t) && total + t >= t);
+    total += t;
+    REQUIRE(total < (1ULL << 62));
+    REQUIRE(mul(2ULL * 4 * c->nbLayers, kvDim, &kv) && mul(kv, c->maxPositions, &kv) && kv < (1ULL << 62));
+}
+
+static void check_numbers(const glyd_llmConfig* c)
+{
+    unsigned const half = c->headDim / 2;
+    float* const invFreq = (float*)malloc(half * sizeof(float));
+    float scale = 0;
+    unsigned i;
+    REQUIRE(isfinite(c->normEps) && c->normEps >= FLT_MIN);
+    REQUIRE(c->ropeTheta > 1 && c->ropeTheta <= FLT_MAX);
+    REQUIRE(c->rope == GLYD_ROPE_NONE || c->rope == GLYD_ROPE_LINEAR || c->rope == GLYD_ROPE_YARN);
+    if (c->rope != GLYD_ROPE_NONE) REQUIRE(c->ropeFactor >= 1 && c->ropeFactor <= GLYD_MAX_POSITIONS);
+    if (c->rope == GLYD_ROPE_YARN) {
+        REQUIRE(c->ropeOriginalMax >= 1 && c->ropeOriginalMax <= GLYD_MAX_POSITIONS);
+        REQUIRE(isfinite(c->yarnBetaFast) && isfinite(c->yarnBetaSlow) && c->yarnBetaSlow > 0);
+        REQUIRE(c->yarnBetaFast > c->yarnBetaSlow);
+        REQUIRE(isfinite(c->yarnAttentionFactor) && c->yarnAttentionFactor >= 0);
+    }
+    REQUIRE(c->bos >= -1 && c->bos < (long long)c->vocab);
+    REQUIRE(c->eos >= -1 && c->eos < (long long)c->vocab);
+    /* every rotation angle, pos * invFreq up to the longest context, is
+     * finite in float */
+    REQUIRE(invFreq != NULL);
+    glyd_ropeFrequencies(c, invFreq, &scale);
+    REQUIRE(isfinite(scale) && scale > 0);
+    for (i = 0; i < half; i++) REQUIRE(invFreq[i] >= 0 && invFreq[i] <= 1);
+    free(invFreq);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
+{
+    glyd_llmConfig c;
+    char why[256] = "";
+    if (glyd_isError(glyd_llmConfigParse(&c, (const char*)data, size, why, sizeof why))) {
+        REQUIRE(strncmp(why, "config.json: ", 13) == 0 && strchr(why, '\n') == NULL);
+        return 0;
+    }
+    check_sizes(&c);
+    check_numbers(&c);
+    return 0;
+}
