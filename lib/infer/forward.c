@@ -782,9 +782,14 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
         snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
+        if (m->ctx > GLYD_MAX_POSITIONS) {
+            /* the bound under which the cache's sizes cannot overflow */
+            say(p, "context length %llu: at most %u positions", m->ctx, GLYD_MAX_POSITIONS);
+            r = GLYD_ERROR(parameter_outOfBound);
+        }
         /* the GPU before the weights: coding them can take minutes, and a
          * machine without one is told so at once */
-        if (p && p->gpu && !(device = open_device(p))) r = GLYD_ERROR(model_unsupported);
+        if (!glyd_isError(r) && p && p->gpu && !(device = open_device(p))) r = GLYD_ERROR(model_unsupported);
         if (!glyd_isError(r)) r = load_weights(m, p);
     }
     if (!glyd_isError(r) && !m->plain && m->maps) {

@@ -414,3 +414,26 @@ TEST(packed_index_json_errors_say_where)
                          "packed model index: line 2 column 8: duplicate object key near '\"format\"'");
     expect_index_message("{\"files\": [", "packed model index: line 1 column 11: ']' expected near end of file");
 }
+
+/* A context asked through the API is bounded as the config's is, so that
+ * the cache's sizes cannot overflow. */
+TEST(engine_refuses_a_context_beyond_reach)
+{
+    glyd_llmParams p;
+    char msg[256] = "";
+    size_t err = 0;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    p.contextLength = (unsigned long long)GLYD_MAX_POSITIONS + 1;
+    m = glyd_llmOpen(fixture(""), &p, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_parameter_outOfBound);
+    CHECK(strstr(msg, "context length 16777217: at most 16777216 positions") != NULL);
+    glyd_llmClose(m);
+    p.contextLength = GLYD_MAX_POSITIONS >> 8;
+    m = glyd_llmOpen(fixture(""), &p, &err);
+    CHECK(m != NULL);
+    glyd_llmClose(m);
+}
