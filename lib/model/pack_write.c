@@ -7,6 +7,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,6 +109,7 @@ static size_t walk(file_list* l, const char* root, const char* rel, int depth, c
 
 typedef struct {
     FILE* f;
+    int writeErrno;        /* why a write to the output failed, or 0 */
     uint64_t pos;
     const glyd_packParams* p;
     unsigned long long done, total;
@@ -118,7 +120,10 @@ typedef struct {
 
 static size_t put(pack_writer* w, const void* data, size_t n)
 {
-    if (n && fwrite(data, 1, n, w->f) != n) RETURN_ERROR(io_failed, "write");
+    if (n && fwrite(data, 1, n, w->f) != n) {
+        w->writeErrno = errno;
+        RETURN_ERROR(io_failed, "write");
+    }
     w->pos += n;
     return 0;
 }
@@ -337,6 +342,125 @@ static size_t check_shard_index(const char* root, const char* rel, const glyd_pa
     return GLYD_IS_ERROR(r) ? r : 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The output file                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* The packed file reaches outPath by the rules the glyd command keeps for
+ * every output: a regular file (or none yet) is written under the temporary
+ * name ".NAME.PID.glydtmp" beside it (the name shortened to fit; the command
+ * recognises such names as glyd's own), synced and renamed onto it; a device
+ * or FIFO is written in place, never replaced; a symbolic link is written
+ * through, and the file it names is the one replaced (a link to nothing is
+ * refused: following it could create a file anywhere). */
+typedef struct {
+    char final[PATH_MAX];
+    char temp[PATH_MAX];   /* empty when written in place */
+} pack_output;
+
+static size_t temp_name(char* out, size_t cap, const char* final)
+{
+    const char* const slash = strrchr(final, '/');
+    size_t const dirLen = slash ? (size_t)(slash - final) + 1 : 0;
+    const char* const base = final + dirLen;
+    char tail[32];
+    size_t keep = strlen(base);
+    int n;
+    snprintf(tail, sizeof tail, ".%ld.glydtmp", (long)getpid());
+    RETURN_ERROR_IF(keep == 0, io_failed, "no file name");
+    if (1 + keep + strlen(tail) > NAME_MAX) keep = NAME_MAX - 1 - strlen(tail);
+    n = snprintf(out, cap, "%.*s.%.*s%s", (int)dirLen, final, (int)keep, base, tail);
+    RETURN_ERROR_IF(n < 0 || (size_t)n >= cap, io_failed, "path too long");
+    return 0;
+}
+
+/* Opens the output as the rules above say; *f receives the stream. */
+static size_t open_output(pack_output* po, const char* outPath, FILE** f, const glyd_packParams* p)
+{
+    struct stat st;
+    int fd;
+    po->temp[0] = 0;
+    if (!join_path(po->final, sizeof po->final, outPath, "")) {
+        glyd_packMessage(p, "%s: path too long", outPath);
+        RETURN_ERROR(io_failed, "path too long");
+    }
+    if (lstat(outPath, &st) == 0 && S_ISLNK(st.st_mode) && !realpath(outPath, po->final)) {
+        if (errno == ENOENT)
+            glyd_packMessage(p, "%s: a symbolic link to a missing file; not written through", outPath);
+        else
+            glyd_packMessage(p, "%s: %s", outPath, strerror(errno));
+        RETURN_ERROR(io_failed, "symbolic link");
+    }
+    if (stat(po->final, &st) == 0 && S_ISDIR(st.st_mode)) {
+        glyd_packMessage(p, "%s: is a directory", outPath);
+        RETURN_ERROR(io_failed, "directory");
+    }
+    if (stat(po->final, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fd = open(po->final, O_WRONLY | O_CLOEXEC);
+    } else {
+        if (GLYD_IS_ERROR(temp_name(po->temp, sizeof po->temp, po->final))) {
+            glyd_packMessage(p, "%s: path too long", outPath);
+            RETURN_ERROR(io_failed, "path too long");
+        }
+        fd = open(po->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        /* only an earlier process with this process id left that name */
+        if (fd < 0 && errno == EEXIST && unlink(po->temp) == 0)
+            fd = open(po->temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    }
+    if (fd < 0 || !(*f = fdopen(fd, "wb"))) {
+        glyd_packMessage(p, "%s: cannot create: %s", outPath, strerror(errno));
+        if (fd >= 0) close(fd);
+        if (po->temp[0]) unlink(po->temp);
+        RETURN_ERROR(io_failed, "create");
+    }
+    return 0;
+}
+
+/* Makes the complete output durable and puts it in place; closes f. */
+static size_t close_output(const pack_output* po, FILE* f, const char* outPath, const glyd_packParams* p)
+{
+    int fd;
+    if (!po->temp[0]) {
+        /* a device or FIFO: nothing to sync or rename */
+        if (fflush(f) != 0 || fclose(f) != 0) {
+            glyd_packMessage(p, "%s: write error: %s", outPath, strerror(errno));
+            RETURN_ERROR(io_failed, "write");
+        }
+        return 0;
+    }
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
+        glyd_packMessage(p, "%s: write error: %s", outPath, strerror(errno));
+        fclose(f);
+        RETURN_ERROR(io_failed, "write");
+    }
+    {   /* created private; a new file normally honours the umask */
+        mode_t const mask = umask(0);
+        umask(mask);
+        fchmod(fileno(f), 0666 & ~mask);
+    }
+    if (fclose(f) != 0) {
+        glyd_packMessage(p, "%s: write error: %s", outPath, strerror(errno));
+        RETURN_ERROR(io_failed, "close");
+    }
+    if (rename(po->temp, po->final) != 0) {
+        glyd_packMessage(p, "%s: cannot rename: %s", outPath, strerror(errno));
+        RETURN_ERROR(io_failed, "rename");
+    }
+    {   /* the rename itself on disk */
+        char dir[PATH_MAX];
+        const char* const slash = strrchr(po->final, '/');
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - po->final) + 1 : 1, slash ? po->final : ".");
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) != 0) {
+            glyd_packMessage(p, "%s: cannot sync its folder: %s", outPath, strerror(errno));
+            if (fd >= 0) close(fd);
+            RETURN_ERROR(io_failed, "sync");
+        }
+        close(fd);
+    }
+    return 0;
+}
+
 /* The same file, named two ways (the output may lie inside the folder). */
 static int same_file(const char* a, const char* b)
 {
@@ -350,10 +474,10 @@ size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_pack
     file_list files;
     json_t* const index = json_object();
     json_t* const farr = json_array();
-    char tmp[PATH_MAX];
+    pack_output po;
     struct stat st;
     size_t r = 0, i;
-    int single, fd;
+    int single;
     memset(&w, 0, sizeof w);
     memset(&files, 0, sizeof files);
     w.p = params;
@@ -401,22 +525,10 @@ size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_pack
         }
     }
 
-    if (!join_path(tmp, sizeof tmp - 10, outPath, "")) {
-        glyd_packMessage(params, "%s: path too long", outPath);
-        r = GLYD_ERROR(io_failed);
-        goto done;
-    }
-    strcat(tmp, ".tmpXXXXXX");
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        glyd_packMessage(params, "%s: cannot create: %s", outPath, strerror(errno));
-        r = GLYD_ERROR(io_failed);
-        goto done;
-    }
-    w.f = fdopen(fd, "wb");
+    r = open_output(&po, outPath, &w.f, params);
+    if (GLYD_IS_ERROR(r)) goto done;
     w.cctx = glyd_createCCtx();
-    if (!w.f || !w.cctx) {
-        if (!w.f) close(fd);
+    if (!w.cctx) {
         r = GLYD_ERROR(memory_allocation);
         goto fail;
     }
@@ -449,25 +561,17 @@ size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_pack
         free(text);
         if (GLYD_IS_ERROR(r)) goto fail;
     }
-    if (fflush(w.f) != 0 || fsync(fileno(w.f)) != 0) { r = GLYD_ERROR(io_failed); goto fail; }
-    {   /* mkstemp made it private; a new file normally honours the umask */
-        mode_t const mask = umask(0);
-        umask(mask);
-        fchmod(fileno(w.f), 0666 & ~mask);
-    }
-    if (fclose(w.f) != 0) { w.f = NULL; r = GLYD_ERROR(io_failed); goto fail; }
+    r = close_output(&po, w.f, outPath, params);
     w.f = NULL;
-    if (rename(tmp, outPath) != 0) {
-        glyd_packMessage(params, "%s: cannot rename: %s", outPath, strerror(errno));
-        r = GLYD_ERROR(io_failed);
-        goto fail;
-    }
+    if (GLYD_IS_ERROR(r)) goto fail;
     r = (size_t)w.pos;
     goto done;
 
 fail:
     if (w.f) fclose(w.f);
-    unlink(tmp);
+    if (po.temp[0]) unlink(po.temp);
+    /* the output's name, rather than the file being packed when it failed */
+    if (w.writeErrno) glyd_packMessage(params, "%s: write error: %s", outPath, strerror(w.writeErrno));
     if (params && params->message && !params->message[0])
         glyd_packMessage(params, "%s", glyd_getErrorName(r));
 done:
