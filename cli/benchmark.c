@@ -78,7 +78,7 @@ static int bench_one(const cli_options* o, const char* name, const uint8_t* src,
     } while (cli_now() < tEnd);
     printf("%3d#%-24s %10zu -> %10zu (%6.3f), %8.1f MB/s, %8.1f MB/s\n", level, name, n, csize,
            csize ? (double)n / (double)csize : 0.0, (double)n / cbest / 1e6, (double)n / dbest / 1e6);
-    fflush(stdout);
+    if (cli_stdoutFlush()) err = 1; /* nobody reads the next levels */
 done:
     free(comp);
     free(back);
@@ -108,6 +108,7 @@ int cli_benchmark(const cli_options* o, const char* const* inputs, int nbInputs)
         for (level = o->level; level <= last; level++)
             if (bench_one(o, slash ? slash + 1 : inputs[i], data, n, level)) { err = 1; break; }
         free(data);
+        if (cli_stdoutFlush()) break;
     }
     return err;
 }

@@ -5,9 +5,11 @@
 #ifndef GLYD_CLI_H
 #define GLYD_CLI_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "glyd.h"
 
@@ -77,7 +79,106 @@ int cli_run(int argc, char** argv);
 /* glyd tokenize MODEL --file F. */
 int cli_tokenize(int argc, char** argv);
 
-/* Removes the partial output being written, if any (for signal handlers). */
+/* ------------------------------------------------------------------------ */
+/* Outputs (output.c): every output of every command is written this way.   */
+/* ------------------------------------------------------------------------ */
+
+typedef enum {
+    CLI_OUT_NONE,     /* nothing is written (-t) */
+    CLI_OUT_STDOUT,   /* standard output */
+    CLI_OUT_THROUGH,  /* a device or FIFO: written in place, never replaced */
+    CLI_OUT_FILE      /* a regular file: written under a temporary name beside
+                         it, renamed onto it when complete */
+} cli_outKind;
+
+typedef struct {
+    int force;                  /* replace an existing regular file */
+    const struct stat* input;   /* never write onto this file (NULL: no input file) */
+    int sync;                   /* a file: fsync it before, and its folder after, the rename */
+} cli_outRules;
+
+typedef struct {
+    cli_outKind kind;
+    FILE* f;
+    const char* name;           /* for messages: as given, or "stdout" */
+    char final[PATH_MAX];       /* CLI_OUT_FILE: the file replaced (a symbolic link's target) */
+    char temp[PATH_MAX];        /* CLI_OUT_FILE: where it is written until complete */
+    int sync;
+    int failed;                 /* a write failed (and was reported) */
+    int durable;                /* complete, synced and in place: see cli_outKeptWhy */
+    void* guard;
+} cli_out;
+
+/* Decides how path is written (NULL: nothing; "-": standard output), without
+ * creating anything; stale temporary files of glyd's in its folder are
+ * removed. Returns 0, or 1 after an error line (an existing regular file
+ * without rules->force, a directory, a link to a missing file, the input). */
+int cli_outPlan(cli_out* out, const char* path, const cli_outRules* rules);
+/* cli_outPlan, then opens out->f. Returns 0, or 1 after an error line. */
+int cli_outOpen(cli_out* out, const char* path, const cli_outRules* rules);
+/* Writes, reporting a failure once. Returns 0, or 1 after an error line. */
+int cli_outWrite(cli_out* out, const void* data, size_t size);
+/* Completes the output when ok (a file gets the mode and times of `like`, or
+ * the default mode when NULL, and is renamed into place), else abandons it.
+ * Returns 0 when the output is complete, 1 after an error line. */
+int cli_outClose(cli_out* out, int ok, const struct stat* like);
+/* Why --rm must keep the input after writing out, or NULL when the output
+ * is a regular file written in full, synced and renamed into place. */
+const char* cli_outKeptWhy(const cli_out* out);
+
+/* A file that glyd_packModel writes (by the same rules, under the same
+ * temporary name, synced), planned by cli_outPlan: cli_outExpect guards its
+ * temporary name before the call; cli_outAdopt, after it, drops the guard
+ * and, on success, gives the file the mode and times of like (if not NULL).
+ * cli_outExpect returns 0, or 1 after an error line. */
+int cli_outExpect(cli_out* out);
+void cli_outAdopt(cli_out* out, int ok, const struct stat* like);
+
+/* The temporary name of final: ".NAME.PID.glydtmp" in its folder (the name
+ * shortened to fit). glyd_packModel names its temporary file the same way.
+ * Returns 0, or 1 if it does not fit. */
+int cli_tempName(char* out, size_t cap, const char* final);
+/* Removes the temporary files and folders of glyd's in dir that are stale:
+ * owned by this user, unchanged for minutes, and whose writer is gone. */
+void cli_removeStaleTemps(const char* dir);
+
+/* A folder written whole (glyd unpack): its files are made in a temporary
+ * folder beside it, renamed onto it when all are complete; when it exists,
+ * they are made in a temporary folder inside it and moved into it at the
+ * end. A failure removes every file made. */
+typedef struct {
+    const char* name;
+    char temp[PATH_MAX];
+    int into;                   /* the folder existed */
+    char** files;               /* made so far, relative to the folder */
+    size_t nbFiles, capFiles;
+} cli_dirOut;
+
+int cli_dirOpen(cli_dirOut* d, const char* path);
+/* Whether rel may be written into the folder: 0, or 1 after an error line. */
+int cli_dirCheck(const cli_dirOut* d, const char* rel, int force);
+/* Creates rel in the temporary folder; NULL after an error line. */
+FILE* cli_dirCreate(cli_dirOut* d, const char* rel);
+/* Closes a file of cli_dirCreate: 0 if it was written in full (and ok). */
+int cli_dirCloseFile(const cli_dirOut* d, FILE* f, const char* rel, int ok);
+/* Puts the folder in place when ok, else removes what was made. 0 on success. */
+int cli_dirClose(cli_dirOut* d, int ok);
+
+/* Signals (SIGINT, SIGTERM, SIGHUP) remove the guarded paths, then end the
+ * program as they would have. A path is guarded before it is created. */
 void cli_installSignalHandlers(void);
+void* cli_guardAdd(const char* path);
+void cli_guardDrop(void* guard);
+/* Drops the guards of path and of everything under it. */
+void cli_guardDropUnder(const char* path);
+
+/* Standard output: a failed write is one line, "glyd: stdout: write error:
+ * REASON", said once. cli_stdoutFlush flushes it and says whether a write
+ * failed (commands that print as they go give up early); cli_stdoutClose, run
+ * at exit, flushes and closes it and ends the program with status 1 if any
+ * write failed. */
+void cli_stdoutError(int err);
+int cli_stdoutFlush(void);
+void cli_stdoutClose(void);
 
 #endif /* GLYD_CLI_H */

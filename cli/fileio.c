@@ -1,14 +1,14 @@
 /*
  * fileio.c: compression, decompression and testing of one input, with the
  * file conventions of zstd and lz4: FILE -> FILE.glyd and back, standard
- * streams for "-", output written under a temporary name and renamed only
- * on success, nothing overwritten without -f, inputs removed only by --rm
- * and only after success.
+ * streams for "-", outputs written by the rules of output.c (a temporary
+ * name renamed on success; devices, FIFOs and links written through),
+ * nothing overwritten without -f, inputs removed only by --rm and only once
+ * their output is a regular file safely on disk.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -16,24 +16,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* The output being written, removed if a signal ends the program. */
-static char g_partial[PATH_MAX];
-static volatile sig_atomic_t g_partialSet;
-
-static void on_signal(int sig)
-{
-    if (g_partialSet) unlink(g_partial);
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-void cli_installSignalHandlers(void)
-{
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
-}
 
 /* ------------------------------------------------------------------------ */
 /* Input and output                                                         */
@@ -46,15 +28,6 @@ typedef struct {
     int isRegular;
     struct stat st;
 } cli_input;
-
-typedef struct {
-    FILE* f;
-    int isStdout;
-    int discard;         /* -t: decode and check, write nothing */
-    int inPlace;         /* a device or pipe: written directly, never renamed */
-    char final[PATH_MAX];
-    char temp[PATH_MAX];
-} cli_output;
 
 static int open_input(const char* path, cli_input* in)
 {
@@ -92,156 +65,39 @@ static void close_input(cli_input* in)
 
 static int load_dict(const cli_options* o, glyd_CCtx* cctx, glyd_DCtx* dctx);
 
-/* Opens the output: standard output, nothing (discard), or a temporary
- * file beside `final` that close_output renames. */
-static int open_output(const cli_options* o, cli_output* out, const char* final, const cli_input* in)
+/* Opens the output (cli_outOpen), refusing to put compressed data on a
+ * terminal. --rm asks for a file synced to disk before its input goes. */
+static int open_output(const cli_options* o, cli_out* out, const char* final, const cli_input* in)
 {
-    struct stat st;
-    memset(out, 0, sizeof(*out));
-    if (final == NULL) {
-        out->discard = 1;
-        return 0;
-    }
-    if (strcmp(final, "-") == 0) {
-        if (o->mode == MODE_COMPRESS && isatty(STDOUT_FILENO) && !o->force) {
-            cli_error("refusing to write compressed data to a terminal (use -f to force, or -o FILE)");
-            return 1;
-        }
-        out->f = stdout;
-        out->isStdout = 1;
-        return 0;
-    }
-    if (strlen(final) + 16 >= sizeof(out->final)) {
-        cli_error("%s: file name too long", final);
+    cli_outRules rules;
+    if (final && strcmp(final, "-") == 0 && o->mode == MODE_COMPRESS && isatty(STDOUT_FILENO) && !o->force) {
+        cli_error("refusing to write compressed data to a terminal (use -f to force, or -o FILE)");
         return 1;
     }
-    if (stat(final, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
-        /* /dev/null, a pipe, a terminal: nothing to replace, write to it */
-        out->f = fopen(final, "wb");
-        if (!out->f) {
-            cli_error("%s: %s", final, strerror(errno));
-            return 1;
-        }
-        strcpy(out->final, final);
-        out->inPlace = 1;
-        return 0;
-    }
-    if (lstat(final, &st) == 0) {
-        if (!in->isStdin && st.st_dev == in->st.st_dev && st.st_ino == in->st.st_ino) {
-            cli_error("%s: input and output are the same file", final);
-            return 1;
-        }
-        if (!o->force) {
-            cli_error("%s: already exists; not overwritten (use -f to overwrite)", final);
-            return 1;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            cli_error("%s: is a directory", final);
-            return 1;
-        }
-    }
-    strcpy(out->final, final);
-    {
-        /* same directory as the final name, so that rename() is atomic */
-        const char* const slash = strrchr(final, '/');
-        size_t const dirLen = slash ? (size_t)(slash - final) + 1 : 0;
-        int fd;
-        sigset_t stop, was;
-        snprintf(out->temp, sizeof(out->temp), "%.*s.%s.XXXXXX", (int)dirLen, final, final + dirLen);
-        /* a signal between the file's creation and its registration would
-         * leave it behind: held until the handler knows the name */
-        sigemptyset(&stop);
-        sigaddset(&stop, SIGINT);
-        sigaddset(&stop, SIGTERM);
-        sigaddset(&stop, SIGHUP);
-        sigprocmask(SIG_BLOCK, &stop, &was);
-        fd = mkstemp(out->temp);
-        if (fd >= 0) {
-            strcpy(g_partial, out->temp);
-            g_partialSet = 1;
-        }
-        sigprocmask(SIG_SETMASK, &was, NULL);
-        if (fd < 0) {
-            cli_error("%s: cannot create output: %s", final, strerror(errno));
-            return 1;
-        }
-        out->f = fdopen(fd, "wb");
-        if (!out->f) {
-            cli_error("%s: %s", final, strerror(errno));
-            close(fd);
-            unlink(out->temp);
-            g_partialSet = 0;
-            return 1;
-        }
-    }
-    return 0;
+    rules.force = o->force;
+    rules.input = in->isStdin ? NULL : &in->st;
+    rules.sync = !o->keep;
+    return cli_outOpen(out, final, &rules);
 }
 
-static int write_out(cli_output* out, const void* data, size_t n, const char* name)
+/* Completes (ok) or abandons the output; a new file takes the input's mode
+ * and times. Returns 0 when the output is in place. */
+static int close_output(cli_out* out, int ok, const cli_input* in)
 {
-    if (out->discard || n == 0) return 0;
-    if (fwrite(data, 1, n, out->f) != n) {
-        cli_error("%s: write error: %s", out->isStdout ? "stdout" : name, strerror(errno));
-        return 1;
-    }
-    return 0;
+    return cli_outClose(out, ok, in->isRegular && !in->isStdin ? &in->st : NULL);
 }
 
-/* Completes (ok) or abandons the output. Returns 0 when the output is in place. */
-static int close_output(cli_output* out, int ok, const cli_input* in)
+/* --rm: the input goes only once its output is a regular file written in
+ * full, synced and renamed into place; otherwise it stays, with a note. */
+static void remove_input(const cli_options* o, const cli_input* in, const cli_out* out)
 {
-    if (out->discard) return ok ? 0 : 1;
-    if (out->inPlace) {
-        if (fclose(out->f) != 0 && ok) {
-            cli_error("%s: write error: %s", out->final, strerror(errno));
-            ok = 0;
-        }
-        out->f = NULL;
-        return ok ? 0 : 1;
+    const char* why;
+    if (o->keep || in->isStdin || o->mode == MODE_TEST) return;
+    why = cli_outKeptWhy(out);
+    if (why) {
+        cli_note(o, 1, "glyd: %s: kept despite --rm: %s\n", in->name, why);
+        return;
     }
-    if (out->isStdout) {
-        if (fflush(stdout) != 0) {
-            cli_error("stdout: write error: %s", strerror(errno));
-            return 1;
-        }
-        return ok ? 0 : 1;
-    }
-    if (ok && (fflush(out->f) != 0 || ferror(out->f))) {
-        cli_error("%s: write error: %s", out->final, strerror(errno));
-        ok = 0;
-    }
-    if (ok && in->isRegular && !in->isStdin) {
-        /* the output inherits the input's permissions and times */
-        struct timespec times[2];
-        fchmod(fileno(out->f), in->st.st_mode & 07777);
-        times[0] = in->st.st_atim;
-        times[1] = in->st.st_mtim;
-        futimens(fileno(out->f), times);
-    } else if (ok) {
-        /* mkstemp made it private; a new file normally honours the umask */
-        mode_t const mask = umask(0);
-        umask(mask);
-        fchmod(fileno(out->f), 0666 & ~mask);
-    }
-    if (fclose(out->f) != 0 && ok) {
-        cli_error("%s: write error: %s", out->final, strerror(errno));
-        ok = 0;
-    }
-    out->f = NULL;
-    if (ok && rename(out->temp, out->final) != 0) {
-        cli_error("%s: cannot rename output: %s", out->final, strerror(errno));
-        ok = 0;
-    }
-    if (!ok) unlink(out->temp);
-    g_partialSet = 0;
-    return ok ? 0 : 1;
-}
-
-static void remove_input(const cli_options* o, const cli_input* in, const cli_output* out)
-{
-    /* like zstd: writing to standard output keeps the input, since
-     * nothing shows that the output was kept */
-    if (o->keep || in->isStdin || out->isStdout || out->discard) return;
     if (unlink(in->name) != 0) cli_error("%s: cannot remove: %s", in->name, strerror(errno));
 }
 
@@ -273,34 +129,29 @@ static int has_suffix(const char* s, const char* suffix)
     return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* A safetensors file becomes a packed model of one file. Returns 0 on
- * success, 1 after an error, -1 if the file is not valid safetensors. */
-static int compress_safetensors(const cli_options* o, const cli_input* in, const char* dest)
+/* A safetensors file becomes a packed model of one file, which
+ * glyd_packModel writes by the rules of cli_outOpen. Returns 0 on success,
+ * 1 after an error, -1 if the file is not valid safetensors. */
+static int compress_safetensors(const cli_options* o, const cli_input* in, const char* dest, cli_out* out)
 {
     char msg[512] = "";
     glyd_packParams p;
-    struct stat st;
+    cli_outRules rules;
     size_t r;
-    if (lstat(dest, &st) == 0 && !o->force) {
-        cli_error("%s: already exists; not overwritten (use -f to overwrite)", dest);
-        return 1;
-    }
+    rules.force = o->force;
+    rules.input = &in->st;
+    rules.sync = 1; /* glyd_packModel always syncs */
+    if (cli_outPlan(out, dest, &rules) || cli_outExpect(out)) return 1;
     memset(&p, 0, sizeof p);
     p.nbThreads = o->threads > 1 ? (unsigned)o->threads : 1;
     p.message = msg;
     p.messageCapacity = sizeof msg;
     r = glyd_packModel(in->name, dest, &p);
+    cli_outAdopt(out, !glyd_isError(r), &in->st);
     if (glyd_getErrorCode(r) == GLYD_error_safetensors_invalid) return -1;
     if (glyd_isError(r)) {
         cli_error("%s", msg[0] ? msg : glyd_getErrorName(r));
         return 1;
-    }
-    {
-        struct timespec times[2];
-        times[0] = in->st.st_atim;
-        times[1] = in->st.st_mtim;
-        chmod(dest, in->st.st_mode & 07777);
-        utimensat(AT_FDCWD, dest, times, 0);
     }
     summary(o, in->name, (unsigned long long)in->st.st_size, (unsigned long long)r, dest);
     return 0;
@@ -319,7 +170,7 @@ int cli_compressFile(const cli_options* o, const char* input)
 {
     char nameBuf[PATH_MAX];
     cli_input in;
-    cli_output out;
+    cli_out out;
     cli_progress prog;
     glyd_CCtx* cctx = NULL;
     uint8_t* ibuf = NULL;
@@ -342,14 +193,10 @@ int cli_compressFile(const cli_options* o, const char* input)
     }
     if (open_input(input, &in)) return 1;
     if (in.isRegular && !in.isStdin && strcmp(dest, "-") != 0 && has_suffix(input, ".safetensors")) {
-        int const r = compress_safetensors(o, &in, dest);
+        int const r = compress_safetensors(o, &in, dest, &out);
         if (r >= 0) {
             close_input(&in);
-            if (r == 0) {
-                cli_output none;
-                memset(&none, 0, sizeof none);
-                remove_input(o, &in, &none);
-            }
+            if (r == 0) remove_input(o, &in, &out);
             return r;
         }
         /* not a valid safetensors file: the general codec takes it */
@@ -407,7 +254,7 @@ int cli_compressFile(const cli_options* o, const char* input)
                 err = 1;
                 break;
             }
-            if (write_out(&out, obuf, ob.pos, dest)) { err = 1; break; }
+            if (cli_outWrite(&out, obuf, ob.pos)) { err = 1; break; }
             written += ob.pos;
         } while (ib.pos < ib.size || (atEnd && remaining != 0));
         if (err) break;
@@ -419,7 +266,7 @@ int cli_compressFile(const cli_options* o, const char* input)
 done:
     if (close_output(&out, !err, &in)) err = 1;
     if (!err) {
-        summary(o, in.name, readBytes, written, out.isStdout ? "stdout" : dest);
+        summary(o, in.name, readBytes, written, out.name);
         close_input(&in);
         remove_input(o, &in, &out);
     } else {
@@ -464,38 +311,59 @@ static int load_dict(const cli_options* o, glyd_CCtx* cctx, glyd_DCtx* dctx)
     return 0;
 }
 
-static void report_decode_error(const char* name, size_t code)
+/* Where decoding stands: the frame (counted from 1, skippable frames
+ * included, as glyd -l counts them) and the byte of the input it starts at. */
+typedef struct {
+    unsigned long long frame, start;
+} frame_pos;
+
+/* One line naming the input, and the frame unless the input is not glyd
+ * data at all. */
+static void report_decode_error(const char* name, size_t code, const frame_pos* at)
 {
-    switch (glyd_getErrorCode(code)) {
-    case GLYD_error_dictionary_wrong:
-        cli_error("%s: made with a dictionary: give the same one with -D DICT", name);
-        break;
-    case GLYD_error_prefix_unknown: cli_error("%s: not in glyd format", name); break;
-    case GLYD_error_checksum_wrong: cli_error("%s: corrupted data: checksum mismatch", name); break;
-    case GLYD_error_frameParameter_windowTooLarge:
-        cli_error("%s: the frame needs more memory to decode than allowed", name);
-        break;
-    default: cli_error("%s: %s", name, glyd_getErrorName(code)); break;
+    char where[96] = "";
+    const char* what;
+    char other[128];
+    glyd_ErrorCode const e = glyd_getErrorCode(code);
+    if (e == GLYD_error_prefix_unknown && at->frame == 1) {
+        cli_error("%s: not in glyd format", name);
+        return;
     }
+    snprintf(where, sizeof where, "frame %llu (at byte %llu): ", at->frame, at->start);
+    switch (e) {
+    case GLYD_error_dictionary_wrong:
+        cli_error("%s: %smade with a dictionary: give the same one with -D DICT", name, where);
+        return;
+    case GLYD_error_prefix_unknown: what = "not a glyd frame"; break;
+    case GLYD_error_corruption_detected: what = "data corruption detected"; break;
+    case GLYD_error_checksum_wrong: what = "corrupted data: checksum mismatch"; break;
+    case GLYD_error_srcSize_truncated: what = "truncated input: the frame is incomplete"; break;
+    case GLYD_error_frameParameter_windowTooLarge: what = "the frame needs more memory to decode than allowed"; break;
+    default:
+        /* the library's sentence, as the middle of ours */
+        snprintf(other, sizeof other, "%s", glyd_getErrorName(code));
+        if (other[0] >= 'A' && other[0] <= 'Z' && !(other[1] >= 'A' && other[1] <= 'Z')) other[0] += 'a' - 'A';
+        what = other;
+        break;
+    }
+    cli_error("%s: %s%s", name, where, what);
 }
 
 static size_t write_piece(void* opaque, const void* data, size_t size)
 {
-    cli_output* const out = (cli_output*)opaque;
-    return write_out(out, data, size, out->final) ? (size_t)-(int)GLYD_error_io_failed : 0;
+    return cli_outWrite((cli_out*)opaque, data, size) ? (size_t)-(int)GLYD_error_io_failed : 0;
 }
 
 /* A packed model holding one file (a compressed .safetensors) restores to
  * that file; one holding a folder needs glyd unpack. */
-static int extract_packed(const cli_options* o, cli_input* in, cli_output* out, const char* dest,
-                          unsigned long long* readBytes, unsigned long long* written)
+static int extract_packed(const cli_options* o, cli_input* in, cli_out* out, unsigned long long* readBytes,
+                          unsigned long long* written)
 {
     char msg[512] = "";
     glyd_packParams p;
     glyd_modelFileInfo fi;
     size_t err, r;
     glyd_model* m;
-    (void)dest;
     memset(&p, 0, sizeof p);
     p.message = msg;
     p.messageCapacity = sizeof msg;
@@ -519,18 +387,41 @@ static int extract_packed(const cli_options* o, cli_input* in, cli_output* out, 
     return glyd_isError(r) ? 1 : 0;
 }
 
-/* With several threads: the whole input mapped and decoded in one call, so
+/* Decodes the mapped input frame by frame, each (its independent segments
+ * in parallel) into its place in buf, which holds total bytes. */
+static int decode_frames(const cli_input* in, glyd_DCtx* dctx, const uint8_t* src, size_t size, uint8_t* buf,
+                         size_t total, size_t* written)
+{
+    frame_pos at = { 1, 0 };
+    size_t op = 0;
+    while (at.start < size) {
+        size_t const pos = (size_t)at.start;
+        size_t const fsize = glyd_findFrameCompressedSize(src + pos, size - pos);
+        size_t const r = glyd_isError(fsize) ? fsize : glyd_decompressDCtx(dctx, buf + op, total - op, src + pos, fsize);
+        if (glyd_isError(r)) {
+            report_decode_error(in->name, r, &at);
+            return 1;
+        }
+        op += r;
+        at.start += fsize;
+        at.frame++;
+    }
+    *written = op;
+    return 0;
+}
+
+/* With several threads: the whole input mapped and decoded in memory, so
  * that independent segments decode in parallel. Returns -1 when this path
  * does not apply (the caller streams instead). */
-static int decompress_mapped(const cli_options* o, cli_input* in, cli_output* out, const char* dest,
-                             unsigned long long* readBytes, unsigned long long* written)
+static int decompress_mapped(const cli_options* o, cli_input* in, cli_out* out, unsigned long long* readBytes,
+                             unsigned long long* written)
 {
     size_t const size = (size_t)in->st.st_size;
     unsigned long long total;
     void* map;
     uint8_t* buf;
     glyd_DCtx* dctx;
-    size_t r;
+    size_t r = 0;
     int err = 0;
     if (o->threads < 1 || !in->isRegular || size == 0) return -1;
     map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fileno(in->f), 0);
@@ -551,18 +442,10 @@ static int decompress_mapped(const cli_options* o, cli_input* in, cli_output* ou
     }
     glyd_DCtx_setParameter(dctx, glyd_d_nbWorkers, o->threads);
     glyd_DCtx_setParameter(dctx, glyd_d_checksumCheck, o->checksum);
-    if (o->dict && load_dict(o, NULL, dctx)) {
-        munmap(map, size);
-        free(buf);
-        glyd_freeDCtx(dctx);
-        return 1;
-    }
-    r = glyd_decompressDCtx(dctx, buf, (size_t)total, map, size);
-    if (glyd_isError(r)) {
-        report_decode_error(in->name, r);
-        err = 1;
-    } else {
-        err = write_out(out, buf, r, dest);
+    if (o->dict && load_dict(o, NULL, dctx)) err = 1;
+    else err = decode_frames(in, dctx, (const uint8_t*)map, size, buf, (size_t)total, &r);
+    if (!err) {
+        err = cli_outWrite(out, buf, r);
         *readBytes = size;
         *written = r;
     }
@@ -576,7 +459,7 @@ int cli_decompressFile(const cli_options* o, const char* input)
 {
     char nameBuf[PATH_MAX];
     cli_input in;
-    cli_output out;
+    cli_out out;
     cli_progress prog;
     glyd_DCtx* dctx = NULL;
     uint8_t* ibuf = NULL;
@@ -587,26 +470,28 @@ int cli_decompressFile(const cli_options* o, const char* input)
     const char* dest;
     int err = 0, mapped;
     size_t last = 0;
+    frame_pos at = { 1, 0 };
 
     if (strcmp(input, "-") == 0 && isatty(STDIN_FILENO)) {
         cli_error("refusing to read compressed data from a terminal");
         return 1;
     }
+    if (open_input(input, &in)) return 1; /* a directory is named as such */
     dest = derive_decompressed_name(o, input, nameBuf, sizeof nameBuf);
     if (dest && dest[0] == 0) {
         cli_error("%s: unknown suffix (expected %s); use -o FILE or -c", input, GLYD_SUFFIX);
+        close_input(&in);
         return 1;
     }
-    if (open_input(input, &in)) return 1;
     if (open_output(o, &out, dest, &in)) {
         close_input(&in);
         return 1;
     }
     if (in.isRegular && !in.isStdin && glyd_isPackedModel(input)) {
-        err = extract_packed(o, &in, &out, dest, &readBytes, &written);
+        err = extract_packed(o, &in, &out, &readBytes, &written);
         goto done;
     }
-    mapped = decompress_mapped(o, &in, &out, dest, &readBytes, &written);
+    mapped = decompress_mapped(o, &in, &out, &readBytes, &written);
     if (mapped >= 0) {
         err = mapped;
         goto done;
@@ -642,11 +527,15 @@ int cli_decompressFile(const cli_options* o, const char* input)
             glyd_outBuffer ob = { obuf, osize, 0 };
             last = glyd_decompressStream(dctx, &ob, &ib);
             if (glyd_isError(last)) {
-                report_decode_error(in.name, last);
+                report_decode_error(in.name, last, &at);
                 err = 1;
                 break;
             }
-            if (write_out(&out, obuf, ob.pos, dest)) { err = 1; break; }
+            if (last == 0) { /* a frame ended: the next starts here */
+                at.frame++;
+                at.start = readBytes - n + ib.pos;
+            }
+            if (cli_outWrite(&out, obuf, ob.pos)) { err = 1; break; }
             written += ob.pos;
             /* a full output buffer may hide more output: call again,
              * unless the frame just ended with nothing left to read */
@@ -660,14 +549,14 @@ int cli_decompressFile(const cli_options* o, const char* input)
         cli_error("%s: empty input (not a glyd frame)", in.name);
         err = 1;
     } else if (!err && last != 0) {
-        cli_error("%s: truncated input: the last frame is incomplete", in.name);
+        report_decode_error(in.name, (size_t)-(int)GLYD_error_srcSize_truncated, &at);
         err = 1;
     }
 
 done:
     if (close_output(&out, !err, &in)) err = 1;
     if (!err) {
-        summary(o, in.name, readBytes, written, out.isStdout ? "stdout" : dest ? dest : "");
+        summary(o, in.name, readBytes, written, out.name ? out.name : "");
         close_input(&in);
         remove_input(o, &in, &out);
     } else {

@@ -136,8 +136,9 @@ static int list_one(const cli_options* o, const char* path, int* header)
 int cli_listFiles(const cli_options* o, const char* const* inputs, int nbInputs)
 {
     int i, err = 0, header = 1;
-    for (i = 0; i < nbInputs; i++)
+    for (i = 0; i < nbInputs; i++) {
         if (list_one(o, inputs[i], &header)) err = 1;
-    fflush(stdout);
+        if (cli_stdoutFlush()) return 1;
+    }
     return err;
 }

@@ -90,6 +90,9 @@ int main(int argc, char** argv)
         cli_error("out of memory");
         return 1;
     }
+    /* every command's standard output is checked once more as it closes */
+    atexit(cli_stdoutClose);
+    cli_installSignalHandlers();
     if (argc >= 2 && cli_isModelCommand(argv[1])) {
         free(inputs);
         return cli_modelCommand(argc, argv);
@@ -179,6 +182,7 @@ static int run(int argc, char** argv, const char** inputs)
                 set_threads(&o, n);
             } else if (!strncmp(l, "output=", 7)) {
                 o.output = l + 7;
+                if (!*o.output) { cli_error("--output=: the output name is empty"); return 1; }
             } else if (!strcmp(l, "help")) {
                 usage(stdout);
                 return 0;
@@ -251,6 +255,7 @@ static int run(int argc, char** argv, const char** inputs)
                     if (*s) { o.output = s; s += strlen(s); }
                     else if (i + 1 < argc) o.output = argv[++i];
                     else { cli_error("-o needs a file name"); return 1; }
+                    if (!*o.output) { cli_error("-o: the output name is empty"); return 1; }
                     break;
                 case 'r':
                     cli_error("-r (typed columns for logs and tables) is not available yet; "
@@ -288,7 +293,6 @@ static int run(int argc, char** argv, const char** inputs)
         o.output = NULL;
         o.toStdout = 1;
     }
-    cli_installSignalHandlers();
     for (i = 0; i < nbInputs; i++) {
         int const r = o.mode == MODE_COMPRESS ? cli_compressFile(&o, inputs[i])
                                               : cli_decompressFile(&o, inputs[i]);

@@ -48,8 +48,12 @@ static int parse_model_opts(int argc, char** argv, model_opts* o)
         if (!strcmp(a, "-o")) {
             if (++i == argc) { cli_error("-o needs a name"); return 1; }
             o->output = argv[i];
+            if (!*o->output) { cli_error("-o: the output name is empty"); return 1; }
         } else if (!strncmp(a, "-o", 2) && a[2]) o->output = a + 2;
-        else if (!strncmp(a, "--output=", 9)) o->output = a + 9;
+        else if (!strncmp(a, "--output=", 9)) {
+            o->output = a + 9;
+            if (!*o->output) { cli_error("--output=: the output name is empty"); return 1; }
+        }
         else if (!strncmp(a, "-T", 2) || !strncmp(a, "--threads=", 10)) {
             const char* const s = a[1] == 'T' ? a + 2 : a + 10;
             char* end;
@@ -93,6 +97,8 @@ static int cmd_pack(const model_opts* o)
     glyd_packParams params;
     cli_progress prog;
     cli_options co;
+    cli_outRules rules;
+    cli_out plan;
     struct stat st;
     size_t r;
     if (o->nbArgs != 1) { cli_error("usage: glyd pack MODEL_DIR [-o OUT]"); return 1; }
@@ -104,10 +110,11 @@ static int cmd_pack(const model_opts* o)
         snprintf(out, sizeof out, "%.*s.glyd", (int)n, o->args[0]);
     }
     if (stat(o->args[0], &st) != 0) { cli_error("%s: %s", o->args[0], strerror(errno)); return 1; }
-    if (stat(out, &st) == 0 && !o->force) {
-        cli_error("%s: already exists; not overwritten (use -f to overwrite)", out);
-        return 1;
-    }
+    rules.force = o->force;
+    rules.input = &st;
+    rules.sync = 1; /* glyd_packModel always syncs */
+    /* glyd_packModel writes by cli_outOpen's rules: checked here first */
+    if (cli_outPlan(&plan, out, &rules) || cli_outExpect(&plan)) return 1;
     memset(&co, 0, sizeof co);
     co.verbosity = o->verbosity;
     co.progress = o->progress;
@@ -120,6 +127,7 @@ static int cmd_pack(const model_opts* o)
     params.messageCapacity = sizeof msg;
     cli_progressStart(&prog, &co, o->args[0], 0);
     r = glyd_packModel(o->args[0], out, &params);
+    cli_outAdopt(&plan, !glyd_isError(r), NULL);
     cli_progressEnd(&prog);
     if (glyd_isError(r)) {
         cli_error("pack: %s", msg[0] ? msg : glyd_getErrorName(r));
@@ -142,55 +150,21 @@ static size_t write_to_file(void* opaque, const void* data, size_t size)
     return fwrite(data, 1, size, (FILE*)opaque) == size ? 0 : (size_t)-(int)GLYD_error_io_failed;
 }
 
-/* Creates every folder along path (a file's path: its last part excluded). */
-static int make_parents(const char* path)
+/* Restores one file of the packed model into the folder being made. */
+static int extract_to(glyd_model* m, const char* packed, size_t i, cli_dirOut* dir, const char* rel,
+                      unsigned threads)
 {
-    char buf[PATH_MAX];
-    char* p;
-    snprintf(buf, sizeof buf, "%s", path);
-    for (p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return 0;
-        *p = '/';
-    }
-    return 1;
-}
-
-/* Writes one file of the model to dest, under a temporary name first. */
-static int extract_to(glyd_model* m, size_t i, const char* dest, unsigned threads, int force)
-{
-    char tmp[PATH_MAX + 16];
-    struct stat st;
-    FILE* f;
-    int fd;
+    FILE* const f = cli_dirCreate(dir, rel);
     size_t r;
-    if (lstat(dest, &st) == 0 && !force) {
-        cli_error("%s: already exists; not overwritten (use -f to overwrite)", dest);
-        return 1;
-    }
-    if (!make_parents(dest)) { cli_error("%s: cannot create its folder: %s", dest, strerror(errno)); return 1; }
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", dest);
-    fd = mkstemp(tmp);
-    if (fd < 0 || !(f = fdopen(fd, "wb"))) {
-        cli_error("%s: cannot create: %s", dest, strerror(errno));
-        if (fd >= 0) { close(fd); unlink(tmp); }
-        return 1;
-    }
+    if (!f) return 1;
     r = glyd_modelExtractFile(m, i, write_to_file, f, threads);
-    if (!glyd_isError(r) && fflush(f) != 0) r = (size_t)-(int)GLYD_error_io_failed;
-    {
-        mode_t const mask = umask(0);
-        umask(mask);
-        fchmod(fileno(f), 0666 & ~mask);
-    }
-    if (fclose(f) != 0 && !glyd_isError(r)) r = (size_t)-(int)GLYD_error_io_failed;
-    if (glyd_isError(r) || rename(tmp, dest) != 0) {
-        cli_error("%s: %s", dest, glyd_isError(r) ? glyd_getErrorName(r) : strerror(errno));
-        unlink(tmp);
+    if (glyd_isError(r) && glyd_getErrorCode(r) != GLYD_error_io_failed) {
+        cli_error("%s: %s: %s", packed, rel, glyd_getErrorName(r));
+        cli_dirCloseFile(dir, f, rel, 0);
         return 1;
     }
-    return 0;
+    /* a failed write is named by the close, with its reason */
+    return cli_dirCloseFile(dir, f, rel, 1);
 }
 
 static glyd_model* open_packed(const char* path)
@@ -210,29 +184,30 @@ static glyd_model* open_packed(const char* path)
 static int cmd_unpack(const model_opts* o)
 {
     glyd_model* m;
+    cli_dirOut dir;
     size_t i, n;
     int err = 0;
     if (o->nbArgs != 1 || !o->output) { cli_error("usage: glyd unpack PACKED -o DIR"); return 1; }
     m = open_packed(o->args[0]);
     if (!m) return 1;
-    if (mkdir(o->output, 0777) != 0 && errno != EEXIST) {
-        cli_error("%s: %s", o->output, strerror(errno));
+    if (cli_dirOpen(&dir, o->output)) {
         glyd_modelClose(m);
         return 1;
     }
     n = glyd_modelNbFiles(m);
+    /* every conflict is found before anything is written */
     for (i = 0; i < n && !err; i++) {
         glyd_modelFileInfo fi;
-        char dest[PATH_MAX];
         glyd_modelGetFile(m, i, &fi);
-        if (snprintf(dest, sizeof dest, "%s/%s", o->output, fi.path) >= (int)sizeof dest) {
-            cli_error("%s/%s: path too long", o->output, fi.path);
-            err = 1;
-            break;
-        }
-        err = extract_to(m, i, dest, o->threads, o->force);
-        if (!err && o->verbosity >= 2) fprintf(stderr, "%s\n", dest);
+        err = cli_dirCheck(&dir, fi.path, o->force);
     }
+    for (i = 0; i < n && !err; i++) {
+        glyd_modelFileInfo fi;
+        glyd_modelGetFile(m, i, &fi);
+        err = extract_to(m, o->args[0], i, &dir, fi.path, o->threads);
+        if (!err && o->verbosity >= 2) fprintf(stderr, "%s/%s\n", o->output, fi.path);
+    }
+    if (cli_dirClose(&dir, !err)) err = 1;
     if (!err && o->verbosity >= 1)
         fprintf(stderr, "%s: %zu file%s restored in %s\n", o->args[0], n, n == 1 ? "" : "s", o->output);
     glyd_modelClose(m);

@@ -272,14 +272,14 @@ static void put_bytes(chat* c, const unsigned char* b, size_t n)
             c->nbPending = 0;
         }
     }
-    fflush(stdout);
+    cli_stdoutFlush(); /* a failure is said once; turn() checks for it */
 }
 
 static void flush_bytes(chat* c)
 {
     fwrite(c->pending, 1, c->nbPending, stdout);
     c->nbPending = 0;
-    fflush(stdout);
+    cli_stdoutFlush(); /* a failure is said once; turn() checks for it */
 }
 
 /* Feeds ids after the cache's tokens; with next, then draws the next token
@@ -382,13 +382,13 @@ static int turn(chat* c, const char* message)
         int const fed = next;
         if (next == c->imEnd || next == c->eos) break;
         if (!glyd_isError(glyd_tokenizerBytes(c->tok, next, &b, &n))) put_bytes(c, b, n);
+        if (cli_stdoutFlush()) return 1; /* nobody reads the reply */
         if (feed(c, &fed, 1, &next)) { flush_bytes(c); return 1; }
         produced++;
     }
     flush_bytes(c);
     printf("\n");
-    fflush(stdout);
-    return 0;
+    return cli_stdoutFlush();
 }
 
 /* A line of standard input, without its newline; NULL at the end. An
@@ -508,9 +508,11 @@ static int chat_main(const run_opts* o)
             fprintf(stderr, "(conversation forgotten)\n");
             continue;
         }
-        if (line[0] && turn(&c, line)) {
-            /* a full context: the user can /reset */
+        if (line[0] && turn(&c, line) && ferror(stdout)) {
+            free(line);
+            goto done;
         }
+        /* any other failure is a full context: the user can /reset */
         free(line);
     }
     rc = 0;
@@ -520,6 +522,19 @@ done:
     glyd_llmClose(c.llm);
     glyd_tokenizerFree(c.tok);
     return rc;
+}
+
+/* --dump-logits FILE: written by cli_outOpen's rules; an existing file is
+ * replaced, as a run's results are meant to be. */
+static int dump_logits(const char* path, const float* logits, size_t count)
+{
+    cli_outRules rules;
+    cli_out out;
+    rules.force = 1;
+    rules.input = NULL;
+    rules.sync = 0;
+    if (cli_outOpen(&out, path, &rules)) return 1;
+    return cli_outClose(&out, cli_outWrite(&out, logits, count * sizeof(float)) == 0, NULL);
 }
 
 int cli_run(int argc, char** argv)
@@ -539,6 +554,7 @@ int cli_run(int argc, char** argv)
     int rc = 1;
 
     if (parse(argc, argv, &o)) return 1;
+    if (o.dump && !o.dump[0]) { cli_error("--dump-logits: the output name is empty"); return 1; }
     if (!o.tokens) return chat_main(&o);
     nbIds = parse_ids(o.tokens, &ids);
     if (nbIds < 0) return 1;
@@ -602,25 +618,13 @@ int cli_run(int argc, char** argv)
         err = glyd_llmGreedy(llm, ids, (size_t)nbIds, 0, &next);
     }
     if (glyd_isError(err)) { cli_error("run: %s", glyd_getErrorName(err)); goto done; }
-    if (o.dump) {
-        /* written whole under a temporary name, then renamed */
-        char tmp[4200];
-        FILE* f;
-        size_t const count = (size_t)nbIds * info.vocabSize;
-        snprintf(tmp, sizeof tmp, "%s.tmp%ld", o.dump, (long)getpid());
-        f = fopen(tmp, "wb");
-        if (!f || fwrite(logits, sizeof(float), count, f) != count || fclose(f) != 0) {
-            cli_error("%s: %s", o.dump, strerror(errno));
-            remove(tmp);
-            goto done;
-        }
-        if (rename(tmp, o.dump) != 0) { cli_error("%s: %s", o.dump, strerror(errno)); remove(tmp); goto done; }
-    }
+    if (o.dump && dump_logits(o.dump, logits, (size_t)nbIds * info.vocabSize)) goto done;
     if (o.generate > 0) {
         long g;
         if (o.dump) next = argmax(logits + (size_t)(nbIds - 1) * info.vocabSize, info.vocabSize);
         for (g = 0; g < o.generate; g++) {
             printf(g ? " %d" : "%d", next);
+            if (cli_stdoutFlush()) goto done; /* nobody reads the rest */
             if (g + 1 == o.generate) break;
             {
                 /* picked where the logits are: on a GPU, only the token comes back */

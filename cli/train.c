@@ -1,8 +1,6 @@
 /* train.c: glyd --train FILES -o DICT: a dictionary from sample files. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -13,17 +11,18 @@ int cli_train(const cli_options* o, const char* const* inputs, int nbInputs)
     uint8_t* all = NULL;
     uint8_t* dict = (uint8_t*)malloc(cap);
     size_t total = 0, r;
-    const char* const out = o->output ? o->output : "dictionary";
-    struct stat st;
-    FILE* f;
+    const char* const name = o->output ? o->output : "dictionary";
+    cli_outRules rules;
+    cli_out out;
     int i, err = 1;
 
     if (!sizes || !dict) { cli_error("out of memory"); goto done; }
     if (o->toStdout) { cli_error("--train writes a file: name it with -o"); goto done; }
-    if (!o->force && stat(out, &st) == 0) {
-        cli_error("%s already exists (use -f to overwrite)", out);
-        goto done;
-    }
+    rules.force = o->force;
+    rules.input = NULL;
+    rules.sync = 0;
+    /* refused before the work if it cannot be written */
+    if (cli_outPlan(&out, name, &rules)) goto done;
     for (i = 0; i < nbInputs; i++) {
         size_t n;
         uint8_t* const data = cli_readFile(inputs[i], &n);
@@ -45,14 +44,9 @@ int cli_train(const cli_options* o, const char* const* inputs, int nbInputs)
         else cli_error("training failed: %s", glyd_getErrorName(r));
         goto done;
     }
-    f = fopen(out, "wb");
-    if (!f) { cli_error("%s: %s", out, strerror(errno)); goto done; }
-    if (fwrite(dict, 1, r, f) != r || fclose(f) != 0) {
-        cli_error("%s: write error", out);
-        remove(out);
-        goto done;
-    }
-    cli_note(o, 1, "%s: dictionary of %zu bytes (ID %u) from %d samples, %zu bytes\n", out, r,
+    if (cli_outOpen(&out, name, &rules)) goto done;
+    if (cli_outClose(&out, cli_outWrite(&out, dict, r) == 0, NULL)) goto done;
+    cli_note(o, 1, "%s: dictionary of %zu bytes (ID %u) from %d samples, %zu bytes\n", name, r,
              glyd_getDictID(dict, r), nbInputs, total);
     err = 0;
 done:
