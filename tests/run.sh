@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run.sh: runs every test suite and closes with the combined
 # "N passed, N failed" line. Suites: the unit tests (C), the CLI tests, the
-# refusals of `glyd run` (its options, config.json).
+# refusals of `glyd run` (its options, config.json), the CLI against hostile
+# surroundings (devices, links, full disks, damage, kills).
 #
 #   tests/run.sh BUILD_DIR     (default: build)
 set -u
@@ -42,6 +43,7 @@ run_suite() {
 run_suite "unit tests" "$BUILD/unit_tests"
 run_suite "CLI tests" bash "$REPO/tests/cli/cli_test.sh" "$BUILD/glyd"
 run_suite "config tests" bash "$REPO/tests/cli/config_test.sh" "$BUILD/glyd"
+run_suite "hostile CLI tests" bash "$REPO/tests/cli/hostile_test.sh" "$BUILD/glyd"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
