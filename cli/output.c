@@ -564,7 +564,11 @@ int cli_dirCheck(const cli_dirOut* d, const char* rel, int force)
         cli_error("%s/%s: file name too long", d->name, rel);
         return 1;
     }
-    if (lstat(path, &st) != 0) return 0;
+    if (lstat(path, &st) != 0) {
+        if (errno == ENOENT) return 0;
+        cli_error("%s: %s", path, strerror(errno)); /* a file where a folder should be */
+        return 1;
+    }
     if (!S_ISREG(st.st_mode)) {
         cli_error("%s: exists and is not a regular file; not replaced", path);
         return 1;
