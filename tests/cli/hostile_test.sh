@@ -577,6 +577,16 @@ want_files_in out model.safetensors
 want "out/model.safetensors changed" test "$(cat out/model.safetensors)" = mine
 finish
 
+begin "unpack into an existing folder: a file where a folder should be fails it first"
+fresh unpack-notdir small
+mkdir -p model/sub && cp small model/sub/f && cp small model/top
+run "$GLYD" pack -q model -o q.glyd; want_rc 0
+mkdir out && echo mine >out/sub
+run "$GLYD" unpack -q q.glyd -o out; want_rc 1
+want_files_in out sub
+want_err_is "glyd: out/sub/f: Not a directory"
+finish
+
 # --- runs killed half-way -------------------------------------------------------
 
 # freeze_when GLOB PID: freezes PID (SIGSTOP) as soon as GLOB matches in the
