@@ -41,6 +41,12 @@ typedef struct {
 void cli_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void cli_note(const cli_options* o, int level, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* What failed in extracting file `file` of a packed model with error err:
+ * "PATH: tensor NAME is damaged" when its tensors' checksums find the damage
+ * (each is checked), else "PATH: " and the error's name. Into buf. */
+const char* cli_packedDamage(const glyd_model* m, size_t file, size_t err, unsigned threads, char* buf,
+                             size_t cap);
+
 /* Human-readable size: "123 B", "4.5 KiB", ... into buf. */
 const char* cli_size(char* buf, size_t cap, unsigned long long bytes);
 double cli_now(void);

@@ -380,7 +380,12 @@ static int extract_packed(const cli_options* o, cli_input* in, cli_out* out, uns
     }
     glyd_modelGetFile(m, 0, &fi);
     r = glyd_modelExtractFile(m, 0, write_piece, out, o->threads > 1 ? (unsigned)o->threads : 1);
-    if (glyd_isError(r)) cli_error("%s: %s", in->name, glyd_getErrorName(r));
+    if (glyd_isError(r) && glyd_getErrorCode(r) != GLYD_error_io_failed) {
+        char what[512];
+        cli_error("%s: %s", in->name, cli_packedDamage(m, 0, r, 1, what, sizeof what));
+    } else if (glyd_isError(r)) {
+        cli_error("%s: %s", in->name, glyd_getErrorName(r));
+    }
     *readBytes = (unsigned long long)in->st.st_size;
     *written = fi.size;
     glyd_modelClose(m);

@@ -30,7 +30,8 @@ static void usage_models(FILE* f)
     fprintf(f,
         "Usage: glyd pack MODEL_DIR [-o OUT]     pack a model folder (default OUT: MODEL_DIR.glyd)\n"
         "       glyd unpack PACKED -o DIR        restore every original file, byte for byte\n"
-        "       glyd verify PACKED MODEL_DIR     check every file and tensor against the source\n"
+        "       glyd verify PACKED [MODEL_DIR]   check every file and tensor against its checksums\n"
+        "                                        and, given MODEL_DIR, against the source\n"
         "       glyd info PACKED [--json]        sizes and bits per weight by tensor class\n"
         "Options: -T# threads (-T0 all cores), -f overwrite, -q quiet, -v verbose,\n"
         "         --progress / --no-progress, --fast-layout (pack: weights in the fast layout)\n");
@@ -159,7 +160,8 @@ static int extract_to(glyd_model* m, const char* packed, size_t i, cli_dirOut* d
     if (!f) return 1;
     r = glyd_modelExtractFile(m, i, write_to_file, f, threads);
     if (glyd_isError(r) && glyd_getErrorCode(r) != GLYD_error_io_failed) {
-        cli_error("%s: %s: %s", packed, rel, glyd_getErrorName(r));
+        char what[512];
+        cli_error("%s: %s", packed, cli_packedDamage(m, i, r, threads, what, sizeof what));
         cli_dirCloseFile(dir, f, rel, 0);
         return 1;
     }
@@ -263,14 +265,70 @@ static void unmap_source(const uint8_t* p, size_t size)
     else free((void*)p);
 }
 
+static size_t discard_piece(void* opaque, const void* data, size_t size)
+{
+    (void)opaque;
+    (void)data;
+    (void)size;
+    return 0;
+}
+
+/* A file that failed to extract: each damaged tensor on a line of its own,
+ * or the file with the error where no tensor is (its header, a plain file). */
+static void print_damage(const glyd_model* m, size_t file, size_t err, unsigned threads)
+{
+    glyd_modelFileInfo fi;
+    size_t t;
+    int named = 0;
+    glyd_modelGetFile(m, file, &fi);
+    for (t = 0; t < fi.nbTensors; t++) {
+        glyd_modelTensorInfo ti;
+        if (glyd_modelGetTensor(m, file, t, &ti) != 0) continue;
+        if (!glyd_isError(glyd_modelVerifyTensor(m, file, t, threads))) continue;
+        printf("DAMAGED  %s: tensor %s\n", fi.path, ti.name);
+        named = 1;
+    }
+    if (!named) printf("DAMAGED  %s: %s\n", fi.path, glyd_getErrorName(err));
+}
+
+/* Every file of a packed model decoded and checked against the checksums
+ * of its index, without the original folder. Returns 1 if any is damaged. */
+static int verify_alone(const glyd_model* m, const model_opts* o)
+{
+    size_t const n = glyd_modelNbFiles(m);
+    size_t i, nbTensors = 0;
+    int bad = 0;
+    for (i = 0; i < n; i++) {
+        glyd_modelFileInfo fi;
+        size_t r;
+        glyd_modelGetFile(m, i, &fi);
+        r = glyd_modelExtractFile(m, i, discard_piece, NULL, o->threads);
+        nbTensors += fi.nbTensors;
+        if (glyd_isError(r)) {
+            print_damage(m, i, r, o->threads);
+            bad = 1;
+        } else if (o->verbosity >= 2) {
+            printf("ok       %s (%zu tensors)\n", fi.path, fi.nbTensors);
+        }
+    }
+    if (!bad && o->verbosity >= 1)
+        printf("%s: all %zu files and %zu tensors match their checksums\n", o->args[0], n, nbTensors);
+    return bad;
+}
+
 static int cmd_verify(const model_opts* o)
 {
     glyd_model* m;
     size_t i, n, nbTensors = 0;
     int bad = 0;
-    if (o->nbArgs != 2) { cli_error("usage: glyd verify PACKED MODEL_DIR"); return 1; }
+    if (o->nbArgs != 1 && o->nbArgs != 2) { cli_error("usage: glyd verify PACKED [MODEL_DIR]"); return 1; }
     m = open_packed(o->args[0]);
     if (!m) return 1;
+    if (o->nbArgs == 1) {
+        bad = verify_alone(m, o);
+        glyd_modelClose(m);
+        return bad;
+    }
     n = glyd_modelNbFiles(m);
     for (i = 0; i < n; i++) {
         glyd_modelFileInfo fi;
@@ -294,7 +352,7 @@ static int cmd_verify(const model_opts* o)
         r = glyd_modelExtractFile(m, i, compare_piece, &c, o->threads);
         nbTensors += fi.nbTensors;
         if (glyd_isError(r)) {
-            printf("DAMAGED  %s: %s\n", fi.path, glyd_getErrorName(r));
+            print_damage(m, i, r, o->threads);
             bad = 1;
         } else if (c.firstDiff != SIZE_MAX || c.size != fi.size) {
             /* name the tensor that holds the first difference */

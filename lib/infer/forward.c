@@ -91,6 +91,16 @@ static void say(const glyd_llmParams* p, const char* fmt, ...)
     va_end(ap);
 }
 
+/* Puts "PATH: " before the message already said, naming the model a
+ * tensor's message is about. */
+static void say_in(const glyd_llmParams* p, const char* path)
+{
+    char said[512];
+    if (!p || !p->message || !p->messageCapacity || !p->message[0]) return;
+    snprintf(said, sizeof said, "%s", p->message);
+    say(p, "%s: %s", path, said);
+}
+
 /* A tensor that failed to load; damage is the likeliest cause of a checksum
  * or decoding error in a packed model, and the message says so. */
 static void say_tensor_error(const glyd_llmParams* p, const char* name, size_t err)
@@ -766,7 +776,10 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         m->packed = glyd_modelOpen(path, &pp, &r);
         if (m->packed) {
             r = glyd_modelReadFile(m->packed, "config.json", &text, &textSize);
-            if (glyd_isError(r)) say(p, "%s: the packed model holds no config.json", path);
+            if (glyd_getErrorCode(r) == GLYD_error_io_failed)
+                say(p, "%s: the packed model holds no config.json", path);
+            else if (glyd_isError(r))
+                say(p, "%s: config.json is damaged: %s", path, glyd_getErrorName(r));
         }
     } else {
         say(p, "%s: neither a model folder nor a packed model", path);
@@ -790,7 +803,10 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         /* the GPU before the weights: coding them can take minutes, and a
          * machine without one is told so at once */
         if (!glyd_isError(r) && p && p->gpu && !(device = open_device(p))) r = GLYD_ERROR(model_unsupported);
-        if (!glyd_isError(r)) r = load_weights(m, p);
+        if (!glyd_isError(r)) {
+            r = load_weights(m, p);
+            if (glyd_isError(r)) say_in(p, path);
+        }
     }
     if (!glyd_isError(r) && !m->plain && m->maps) {
         /* every matrix now lives in its own blob and every vector in

@@ -598,11 +598,18 @@ glyd_tokenizer* glyd_tokenizerOpen(const char* path, char* message, size_t cap, 
     size_t r = 0;
     *error = 0;
     if (glyd_isPackedModel(path)) {
-        glyd_model* const m = glyd_modelOpen(path, NULL, &r);
+        glyd_packParams pp;
+        glyd_model* m;
+        memset(&pp, 0, sizeof pp);
+        pp.message = why; /* the packed model's own reason, naming the file */
+        pp.messageCapacity = sizeof why;
+        m = glyd_modelOpen(path, &pp, &r);
         if (m) r = glyd_modelReadFile(m, "tokenizer.json", &text, &textSize);
         if (m && glyd_getErrorCode(r) == GLYD_error_io_failed)
             snprintf(why, sizeof why, "%.200s holds no tokenizer.json", path);
-        else if (glyd_isError(r))
+        else if (m && glyd_isError(r))
+            snprintf(why, sizeof why, "%.200s: tokenizer.json is damaged: %s", path, glyd_getErrorName(r));
+        else if (!m && !why[0])
             snprintf(why, sizeof why, "%.200s: %s", path, glyd_getErrorName(r));
         glyd_modelClose(m);
     } else {

@@ -146,6 +146,7 @@ fresh() {
 }
 
 same() { cmp -s "$1" "$2"; }
+differs() { ! cmp -s "$1" "$2"; }
 size_of() { stat -c %s "$1"; }
 # is_node PATH MAJOR MINOR: a character device with these numbers
 is_node() { [ -c "$1" ] && [ "$(stat -c '%t,%T' "$1")" = "$(printf '%x,%x' "$2" "$3")" ]; }
@@ -543,7 +544,7 @@ if [ -n "$boff" ] && [ -n "$bsize" ]; then
         fresh "unpack-bad-$t" bad.glyd
         run "$GLYD" unpack -q -T$t bad.glyd -o out; want_rc 1
         want_files bad.glyd
-        want_err_is "glyd: bad.glyd: model.safetensors: Restored data doesn't match checksum"
+        want_err_is "glyd: bad.glyd: model.safetensors: tensor model.embed_tokens.weight is damaged"
         finish
     done
 
@@ -586,6 +587,118 @@ run "$GLYD" unpack -q q.glyd -o out; want_rc 1
 want_files_in out sub
 want_err_is "glyd: out/sub/f: Not a directory"
 finish
+
+# --- damaged packed models: nothing runs on them, the damage is named ---------
+
+# index_entry PACKED NAME: "OFFSET STORED" of a file or tensor in the index
+index_entry() {
+    python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+data = open(sys.argv[1], "rb").read()
+at, size = struct.unpack("<QQ", data[-32:-16])
+for f in json.loads(data[at:at + size])["files"]:
+    for e in [f] + f.get("tensors", []):
+        if e.get("name", e.get("path")) == sys.argv[2] and "offset" in e:
+            print(e["offset"], e["stored"])
+PY
+}
+
+# flip_in PACKED NAME: inverts the byte in the middle of NAME's blob
+flip_in() {
+    local place
+    place=$(index_entry "$1" "$2")
+    [ -n "$place" ] || return 1
+    set -- "$1" $place
+    flip_byte "$1" $(($2 + $3 / 2))
+}
+
+if command -v python3 >/dev/null; then
+    "$GLYD" pack -q --fast-layout "$FIX" -o "$D/mf.glyd" || bail "glyd cannot pack the fixture in the fast layout"
+    # a matrix, the embedding (tied: the output layer too) and a norm's
+    # vector, in each layout, through every way the engine takes weights
+    for pk in m mf; do
+        for tn in model.layers.2.mlp.down_proj.weight model.embed_tokens.weight model.layers.0.input_layernorm.weight; do
+            cp "$D/$pk.glyd" "$D/dmg.glyd"
+            flip_in "$D/dmg.glyd" "$tn" || bail "no $tn in the index of $pk.glyd"
+            for form in "" --compact --plain --gpu=emulated; do
+                begin "run ${form:-(fast layout)} on $pk.glyd with $tn damaged: refused, naming it"
+                fresh "dmg-run" dmg.glyd
+                run "$GLYD" run dmg.glyd $form --tokens "$TOKENS" --dump-logits l.f32; want_rc 1
+                want_err_is "glyd: dmg.glyd: tensor $tn is damaged: its bytes do not match the packed model's checksum"
+                want_files dmg.glyd
+                finish
+            done
+            begin "verify of $pk.glyd with $tn damaged names it, alone and against the folder"
+            fresh "dmg-verify" dmg.glyd
+            run "$GLYD" verify dmg.glyd; want_rc 1
+            want "verify did not name $tn" grep -qxF "DAMAGED  model.safetensors: tensor $tn" "$CAP/out"
+            run "$GLYD" verify dmg.glyd "$FIX"; want_rc 1
+            want "verify against the folder did not name $tn" grep -qxF "DAMAGED  model.safetensors: tensor $tn" "$CAP/out"
+            finish
+        done
+    done
+
+    begin "run --no-verify takes a damaged pack at its word (the check is what stops it)"
+    cp "$D/mf.glyd" "$D/dmg.glyd"
+    flip_in "$D/dmg.glyd" model.layers.2.mlp.down_proj.weight
+    fresh "dmg-noverify" dmg.glyd
+    run "$GLYD" run dmg.glyd --no-verify --tokens "$TOKENS" --dump-logits l.f32; want_rc 0
+    want "no logits written" test -s l.f32
+    want "damaged weights gave the reference logits" differs l.f32 "$D/ref.f32"
+    finish
+
+    begin "verify of an undamaged pack, alone: every file and tensor matches"
+    fresh "ok-verify" m.glyd mf.glyd
+    run "$GLYD" verify m.glyd; want_rc 0
+    want "no success line" grep -qxF "m.glyd: all 5 files and 47 tensors match their checksums" "$CAP/out"
+    run "$GLYD" verify mf.glyd; want_rc 0
+    finish
+
+    begin "run on a pack whose config.json is damaged says so"
+    cp "$D/m.glyd" "$D/dmg.glyd"
+    flip_in "$D/dmg.glyd" config.json
+    fresh "dmg-config" dmg.glyd
+    run "$GLYD" run dmg.glyd --tokens "$TOKENS"; want_rc 1
+    want_err_is "glyd: dmg.glyd: config.json is damaged: Restored data doesn't match checksum"
+    finish
+
+    begin "-d of a damaged one-file pack: the tensor named, no output"
+    fresh "dmg-single" w.safetensors
+    run "$GLYD" -q w.safetensors; want_rc 0
+    flip_in w.safetensors.glyd model.layers.0.mlp.gate_proj.weight
+    rm w.safetensors
+    run "$GLYD" -d w.safetensors.glyd; want_rc 1
+    want_err_is "glyd: w.safetensors.glyd: w.safetensors: tensor model.layers.0.mlp.gate_proj.weight is damaged"
+    want_files w.safetensors.glyd
+    finish
+
+    # truncated anywhere, or with a byte of its index changed: every command
+    # refuses it before anything else
+    for cut in 100 200000 $(($(size_of "$D/m.glyd") - 40)) $(($(size_of "$D/m.glyd") - 1)); do
+        begin "a pack cut to $cut bytes: run, verify, unpack, info and tokenize refuse it"
+        fresh "cut-$cut" m.glyd
+        head -c "$cut" m.glyd >cut.glyd
+        for c in "run cut.glyd --tokens 1" "verify cut.glyd" "unpack cut.glyd -o out" "info cut.glyd" \
+                 "tokenize cut.glyd --file m.glyd"; do
+            run "$GLYD" $c; want_rc 1
+            want_err "cut.glyd: truncated or damaged packed model"
+        done
+        want_files m.glyd cut.glyd
+        finish
+    done
+    begin "a pack whose index has a byte changed: every command refuses it"
+    fresh "dmg-index" m.glyd
+    cp m.glyd di.glyd
+    flip_byte di.glyd $(($(size_of di.glyd) - 32 - 300))
+    for c in "run di.glyd --tokens 1" "verify di.glyd" "unpack di.glyd -o out" "info di.glyd"; do
+        run "$GLYD" $c; want_rc 1
+        want_err "di.glyd: the index is damaged (checksum)"
+    done
+    want_files m.glyd di.glyd
+    finish
+else
+    skip "damaged packed models through every command" "no python3"
+fi
 
 # --- runs killed half-way -------------------------------------------------------
 
