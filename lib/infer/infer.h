@@ -312,4 +312,10 @@ int glyd_samplerPick(glyd_sampler* s, const float* logits, const int* ids, size_
 /* Reads a tokenizer.json held in memory; *why receives a one-line reason. */
 glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, size_t whyCap, size_t* error);
 
+/* The NFC of n bytes of UTF-8 (nfc.c) into *nfc (malloc'd, *nfcLen bytes):
+ * what utf8proc_map gives with UTF8PROC_STABLE | UTF8PROC_COMPOSE, in time
+ * and memory linear in n. GENERIC, and *nfc NULL, when the text is not
+ * valid UTF-8. */
+size_t glyd_textNfc(const uint8_t* text, size_t n, uint8_t** nfc, size_t* nfcLen);
+
 #endif /* GLYD_INFER_H */

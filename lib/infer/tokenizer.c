@@ -27,6 +27,13 @@ typedef struct {
 
 static uint64_t hash_bytes(const void* p, size_t n) { return XXH3_64bits(p, n); }
 
+/* A merge: (left id, right id) -> its rank, the merged id; in one entry so
+ * that a lookup touches one cache line. */
+typedef struct {
+    uint64_t key;               /* left << 32 | right, +1; 0 = empty */
+    uint32_t rank, id;
+} merge_entry;
+
 struct glyd_tokenizer_s {
     /* every token's text as the vocabulary spells it (byte-level characters)
      * and as the bytes it stands for */
@@ -36,16 +43,17 @@ struct glyd_tokenizer_s {
     size_t nbIds;               /* the largest id + 1 */
     str_map vocab;
     /* merges: (left id, right id) -> rank, merged id */
-    uint64_t* mergeKeys;        /* left << 32 | right, +1; 0 = empty */
-    uint32_t* mergeRank;
-    uint32_t* mergeId;
+    merge_entry* merges;
     size_t mergeMask;
     int ignoreMerges;
     /* added tokens, matched in the raw text, longest first */
     uint32_t* added;
+    uint32_t* addedLen;
     size_t nbAdded;
+    uint8_t addedFirst[256];    /* 1 for the bytes an added token starts with */
     pcre2_code* split;
     pcre2_match_data* match;
+    pcre2_match_context* limits;  /* the match limit, set for each window */
     uint32_t byteChar[256];     /* the byte-level character of each byte */
     uint32_t charToken[256];    /* the id of each byte's one-character token */
 };
@@ -80,7 +88,7 @@ static size_t merge_slot(const glyd_tokenizer* t, uint32_t a, uint32_t b)
 {
     uint64_t const key = ((uint64_t)a << 32 | b) + 1;
     size_t i = mix64(key) & t->mergeMask;
-    while (t->mergeKeys[i] && t->mergeKeys[i] != key) i = (i + 1) & t->mergeMask;
+    while (t->merges[i].key && t->merges[i].key != key) i = (i + 1) & t->mergeMask;
     return i;
 }
 
@@ -240,11 +248,9 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
 
     /* merges, as "a b" strings or as [a, b] pairs */
     for (cap = 16; cap < 2 * json_array_size(merges) + 2; cap <<= 1) {}
-    t->mergeKeys = (uint64_t*)calloc(cap, sizeof(uint64_t));
-    t->mergeRank = (uint32_t*)calloc(cap, sizeof(uint32_t));
-    t->mergeId = (uint32_t*)calloc(cap, sizeof(uint32_t));
+    t->merges = (merge_entry*)calloc(cap, sizeof(merge_entry));
     t->mergeMask = cap - 1;
-    if (!t->mergeKeys || !t->mergeRank || !t->mergeId) { r = GLYD_ERROR(memory_allocation); goto done; }
+    if (!t->merges) { r = GLYD_ERROR(memory_allocation); goto done; }
     for (i = 0; i < json_array_size(merges); i++) {
         const json_t* const m = json_array_get(merges, i);
         char left[512], right[512], joined[1024];
@@ -271,10 +277,10 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
         c = map_find(t, joined, strlen(joined));
         if (a == SIZE_MAX || b == SIZE_MAX || c == SIZE_MAX) goto bad_merge;
         slot = merge_slot(t, (uint32_t)a, (uint32_t)b);
-        if (t->mergeKeys[slot]) continue; /* the first rank wins */
-        t->mergeKeys[slot] = ((uint64_t)a << 32 | b) + 1;
-        t->mergeRank[slot] = (uint32_t)i;
-        t->mergeId[slot] = (uint32_t)c;
+        if (t->merges[slot].key) continue; /* the first rank wins */
+        t->merges[slot].key = ((uint64_t)a << 32 | b) + 1;
+        t->merges[slot].rank = (uint32_t)i;
+        t->merges[slot].id = (uint32_t)c;
         continue;
     bad_merge:
         r = fail(why, whyCap, "tokenizer.json: a merge is malformed or names tokens not in the vocabulary",
@@ -299,6 +305,13 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
         t->added[t->nbAdded++] = (uint32_t)json_integer_value(id);
     }
     sort_added(t);
+    t->addedLen = (uint32_t*)calloc(t->nbAdded + 1, sizeof(uint32_t));
+    if (!t->addedLen) { r = GLYD_ERROR(memory_allocation); goto done; }
+    for (i = 0; i < t->nbAdded; i++) {
+        const char* const s = t->text[t->added[i]];
+        t->addedLen[i] = (uint32_t)strlen(s);
+        t->addedFirst[(uint8_t)s[0]] = 1;
+    }
 
     /* the pre-tokenizer's split pattern; GPT-2's when there is none */
     pre = json_object_get(root, "pre_tokenizer");
@@ -322,9 +335,11 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
                 r = fail(why, whyCap, "tokenizer.json: the pre-tokenizer's regex does not compile", GLYD_ERROR(model_unsupported));
                 goto done;
             }
-            pcre2_jit_compile(t->split, PCRE2_JIT_COMPLETE); /* when JIT is there; the interpreter otherwise */
+            /* when JIT is there; the interpreter otherwise */
+            pcre2_jit_compile(t->split, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
             t->match = pcre2_match_data_create_from_pattern(t->split, NULL);
-            if (!t->match) { r = GLYD_ERROR(memory_allocation); goto done; }
+            t->limits = pcre2_match_context_create(NULL);
+            if (!t->match || !t->limits) { r = GLYD_ERROR(memory_allocation); goto done; }
         }
     }
 done:
@@ -349,11 +364,11 @@ void glyd_tokenizerFree(glyd_tokenizer* t)
     free(t->bytes);
     free(t->nbBytes);
     free(t->vocab.slots);
-    free(t->mergeKeys);
-    free(t->mergeRank);
-    free(t->mergeId);
+    free(t->merges);
     free(t->added);
+    free(t->addedLen);
     pcre2_match_data_free(t->match);
+    pcre2_match_context_free(t->limits);
     pcre2_code_free(t->split);
     free(t);
 }
@@ -377,121 +392,129 @@ static size_t push(id_list* l, int id)
     return 0;
 }
 
-/* A merge that may apply between nodes left and right, by rank, then by
- * position (the order transformers applies them in). */
-typedef struct { uint32_t rank, left, right, idL, idR; } merge_cand;
+/* A merge that may apply: its rank in the high half, the position of its
+ * left symbol in the low half, so that the smallest key is the merge to
+ * apply next (by rank, then leftmost: the order transformers applies them
+ * in). A rank names one pair of ids, so a key whose pair is still at its
+ * position is still good; others went stale and are skipped. */
+static uint64_t merge_key(uint32_t rank, uint32_t left) { return (uint64_t)rank << 32 | left; }
 
-static int cand_less(const merge_cand* a, const merge_cand* b)
+/* The heap is 4-ary: half the levels of a binary one, and a node's
+ * children side by side in memory, which counts for pieces of megabytes. */
+static void heap_down(uint64_t* h, size_t n, size_t i)
 {
-    return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static void heap_push(merge_cand* h, size_t* n, merge_cand c)
-{
-    size_t i = (*n)++;
-    while (i > 0 && cand_less(&c, &h[(i - 1) / 2])) { h[i] = h[(i - 1) / 2]; i = (i - 1) / 2; }
-    h[i] = c;
-}
-
-static merge_cand heap_pop(merge_cand* h, size_t* n)
-{
-    merge_cand const top = h[0], last = h[--(*n)];
-    size_t i = 0;
+    uint64_t const v = h[i];
     for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && cand_less(&h[c + 1], &h[c])) c++;
-        if (!cand_less(&h[c], &last)) break;
+        size_t const first = 4 * i + 1;
+        size_t c = first, k;
+        if (first >= n) break;
+        for (k = first + 1; k < first + 4 && k < n; k++)
+            if (h[k] < h[c]) c = k;
+        if (h[c] >= v) break;
         h[i] = h[c];
         i = c;
     }
-    if (*n) h[i] = last;
+    h[i] = v;
+}
+
+static void heap_push(uint64_t* h, size_t* n, uint64_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0 && v < h[(i - 1) / 4]) { h[i] = h[(i - 1) / 4]; i = (i - 1) / 4; }
+    h[i] = v;
+}
+
+/* The smallest key out: the hole at the root goes down to a leaf by the
+ * smaller children, and the last key comes up into it from there (fewer
+ * comparisons than sifting it down, since it belongs near the bottom). */
+static uint64_t heap_pop(uint64_t* h, size_t* n)
+{
+    uint64_t const top = h[0];
+    size_t const m = --(*n);
+    uint64_t const last = h[m];
+    size_t i = 0;
+    for (;;) {
+        size_t const first = 4 * i + 1;
+        size_t c = first, k;
+        if (first >= m) break;
+        for (k = first + 1; k < first + 4 && k < m; k++)
+            if (h[k] < h[c]) c = k;
+        h[i] = h[c];
+        i = c;
+    }
+    while (i > 0 && last < h[(i - 1) / 4]) { h[i] = h[(i - 1) / 4]; i = (i - 1) / 4; }
+    h[i] = last;
     return top;
 }
 
-static void offer(const glyd_tokenizer* t, merge_cand* h, size_t* n, const uint32_t* id, uint32_t l, uint32_t r)
+/* The rank of merging ids a and b; UINT32_MAX when they do not merge. */
+static uint32_t merge_rank(const glyd_tokenizer* t, uint32_t a, uint32_t b)
 {
-    size_t const slot = merge_slot(t, id[l], id[r]);
-    if (t->mergeKeys[slot]) {
-        merge_cand const c = { t->mergeRank[slot], l, r, id[l], id[r] };
-        heap_push(h, n, c);
-    }
+    size_t const slot = merge_slot(t, a, b);
+    return t->merges[slot].key ? t->merges[slot].rank : UINT32_MAX;
 }
 
-/* BPE of a long piece in O(n log n): symbols in a linked list, candidate
- * merges in a heap, stale ones skipped when they come up. */
-static size_t bpe_long(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+#define BPE_NONE UINT32_MAX
+
+/* Pieces up to BPE_SCAN bytes are merged by scans, longer ones by the
+ * heap: in arrays on the stack up to BPE_STACK bytes, allocated beyond. */
+#define BPE_SCAN 16
+#define BPE_STACK 64
+
+/* BPE of one piece in O(n log n): symbols in a linked list (id, next,
+ * prev: n each), candidate merges in a heap (at most 2n: n - 1 at first,
+ * then each merge takes one and adds two). */
+static size_t bpe_merge(const glyd_tokenizer* t, const uint8_t* s, size_t n, uint32_t* id, uint32_t* next,
+                        uint32_t* prev, uint64_t* heap, id_list* out)
 {
-    uint32_t* const id = (uint32_t*)malloc(n * sizeof(uint32_t));
-    uint32_t* const next = (uint32_t*)malloc(n * sizeof(uint32_t));
-    uint32_t* const prev = (uint32_t*)malloc(n * sizeof(uint32_t));
-    merge_cand* const heap = (merge_cand*)malloc(2 * n * sizeof(merge_cand));
-    size_t nh = 0, i, r = 0;
-    uint32_t const none = UINT32_MAX;
-    if (!id || !next || !prev || !heap) {
-        free(id); free(next); free(prev); free(heap);
-        RETURN_ERROR(memory_allocation, "bpe");
-    }
+    size_t nh = 0, i;
     for (i = 0; i < n; i++) {
         id[i] = t->charToken[s[i]];
-        prev[i] = i ? (uint32_t)i - 1 : none;
-        next[i] = i + 1 < n ? (uint32_t)i + 1 : none;
+        prev[i] = i ? (uint32_t)i - 1 : BPE_NONE;
+        next[i] = i + 1 < n ? (uint32_t)i + 1 : BPE_NONE;
     }
-    for (i = 0; i + 1 < n; i++) offer(t, heap, &nh, id, (uint32_t)i, (uint32_t)i + 1);
+    for (i = 0; i + 1 < n; i++) {
+        uint32_t const rank = merge_rank(t, id[i], id[i + 1]);
+        if (rank != UINT32_MAX) heap[nh++] = merge_key(rank, (uint32_t)i);
+    }
+    for (i = nh / 4 + 1; i-- > 0; ) heap_down(heap, nh, i);
     while (nh) {
-        merge_cand const c = heap_pop(heap, &nh);
+        uint64_t const key = heap_pop(heap, &nh);
+        uint32_t const left = (uint32_t)key, right = next[left];
         size_t slot;
-        /* stale: a side was merged away or changed since it was offered */
-        if (next[c.left] != c.right || id[c.left] != c.idL || id[c.right] != c.idR || id[c.right] == none) continue;
-        slot = merge_slot(t, c.idL, c.idR);
-        id[c.left] = t->mergeId[slot];
-        id[c.right] = none;
-        next[c.left] = next[c.right];
-        if (next[c.right] != none) prev[next[c.right]] = c.left;
-        /* at most two new candidates per merge: the heap never holds more
-         * than 2n entries */
-        if (prev[c.left] != none) offer(t, heap, &nh, id, prev[c.left], c.left);
-        if (next[c.left] != none) offer(t, heap, &nh, id, c.left, next[c.left]);
+        uint32_t p, r;
+        if (id[left] == BPE_NONE || right == BPE_NONE) continue;
+        slot = merge_slot(t, id[left], id[right]);
+        if (!t->merges[slot].key || t->merges[slot].rank != (uint32_t)(key >> 32)) continue;
+        id[left] = t->merges[slot].id;
+        id[right] = BPE_NONE;
+        next[left] = next[right];
+        if (next[right] != BPE_NONE) prev[next[right]] = left;
+        p = prev[left];
+        if (p != BPE_NONE && (r = merge_rank(t, id[p], id[left])) != UINT32_MAX) heap_push(heap, &nh, merge_key(r, p));
+        if (next[left] != BPE_NONE && (r = merge_rank(t, id[left], id[next[left]])) != UINT32_MAX)
+            heap_push(heap, &nh, merge_key(r, left));
     }
-    for (i = 0; i != none && !glyd_isError(r); i = next[i]) r = push(out, (int)id[i]);
-    free(id); free(next); free(prev); free(heap);
-    return r;
+    for (i = 0; i != BPE_NONE; i = next[i]) FORWARD_IF_ERROR(push(out, (int)id[i]));
+    return 0;
 }
 
-/* One pre-token's bytes: start from their one-character tokens and apply
- * the best-ranked merge until none applies. */
-static size_t bpe(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+/* A short piece (most words): the best-ranked pair found by a scan for
+ * each merge. Quadratic, but below BPE_SCAN bytes faster than the heap
+ * (a quarter less time on English prose). */
+static size_t bpe_scan(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
 {
-    uint32_t small[256];
-    uint32_t* sym = n <= 256 ? small : (uint32_t*)malloc(n * sizeof(uint32_t));
+    uint32_t sym[BPE_SCAN];
     size_t len = n, i;
-    RETURN_ERROR_IF(!sym, memory_allocation, "bpe");
-    if (t->ignoreMerges) {
-        /* the whole piece, when the vocabulary has it */
-        char buf[1024];
-        size_t k = 0, id;
-        for (i = 0; i < n && k + 4 < sizeof buf; i++)
-            k += (size_t)utf8proc_encode_char((utf8proc_int32_t)t->byteChar[s[i]], (utf8proc_uint8_t*)buf + k);
-        if (i == n && (id = map_find(t, buf, k)) != SIZE_MAX) {
-            if (sym != small) free(sym);
-            return push(out, (int)id);
-        }
-    }
-    if (n > 64) {
-        /* the quadratic loop below is the faster for words; runs of
-         * spaces or letters can be megabytes long */
-        if (sym != small) free(sym);
-        return bpe_long(t, s, n, out);
-    }
     for (i = 0; i < n; i++) sym[i] = t->charToken[s[i]];
     while (len > 1) {
         uint32_t bestRank = UINT32_MAX, bestId = 0;
         size_t best = 0;
         for (i = 0; i + 1 < len; i++) {
-            size_t const slot = merge_slot(t, sym[i], sym[i + 1]);
-            if (t->mergeKeys[slot] && t->mergeRank[slot] < bestRank) {
-                bestRank = t->mergeRank[slot];
-                bestId = t->mergeId[slot];
+            const merge_entry* const m = &t->merges[merge_slot(t, sym[i], sym[i + 1])];
+            if (m->key && m->rank < bestRank) {
+                bestRank = m->rank;
+                bestId = m->id;
                 best = i;
             }
         }
@@ -500,38 +523,122 @@ static size_t bpe(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* 
         memmove(sym + best + 1, sym + best + 2, (len - best - 2) * sizeof(uint32_t));
         len--;
     }
-    for (i = 0; i < len; i++) {
-        size_t const r = push(out, (int)sym[i]);
-        if (glyd_isError(r)) { if (sym != small) free(sym); return r; }
-    }
-    if (sym != small) free(sym);
+    for (i = 0; i < len; i++) FORWARD_IF_ERROR(push(out, (int)sym[i]));
     return 0;
 }
 
-/* Text without added tokens: NFC, split, BPE. */
+/* One pre-token's bytes: start from their one-character tokens and apply
+ * the best-ranked merge until none applies. */
+static size_t bpe(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+{
+    if (t->ignoreMerges) {
+        /* the whole piece, when the vocabulary has it */
+        char buf[1024];
+        size_t k = 0, i, id;
+        for (i = 0; i < n && k + 4 < sizeof buf; i++)
+            k += (size_t)utf8proc_encode_char((utf8proc_int32_t)t->byteChar[s[i]], (utf8proc_uint8_t*)buf + k);
+        if (i == n && (id = map_find(t, buf, k)) != SIZE_MAX) return push(out, (int)id);
+    }
+    if (n <= BPE_SCAN) return bpe_scan(t, s, n, out);
+    if (n <= BPE_STACK) {
+        uint32_t id[BPE_STACK], next[BPE_STACK], prev[BPE_STACK];
+        uint64_t heap[2 * BPE_STACK];
+        return bpe_merge(t, s, n, id, next, prev, heap, out);
+    }
+    RETURN_ERROR_IF(n >= BPE_NONE, parameter_outOfBound, "a piece of 4 GiB or more");
+    {
+        uint32_t* const id = (uint32_t*)malloc(3 * n * sizeof(uint32_t));
+        uint64_t* const heap = (uint64_t*)malloc(2 * n * sizeof(uint64_t));
+        size_t r = GLYD_ERROR(memory_allocation);
+        if (id && heap) r = bpe_merge(t, s, n, id, id + n, id + 2 * n, heap, out);
+        free(id);
+        free(heap);
+        return r;
+    }
+}
+
+/* The length of a character from its first byte, in valid UTF-8. */
+static size_t utf8_length(uint8_t lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
+
+/* The split pattern sees this many bytes past where it starts looking,
+ * doubled while it needs more, so that a match costs about what it reads
+ * and not the length of the text after it. */
+#define SPLIT_WINDOW 256
+
+/* PCRE2's match limit (backtracking steps) for a window: its default, and
+ * more for a long window, since a run of spaces costs a step a byte
+ * (\s*[\r\n]+ gives each back); a pattern that backtracks without end
+ * still meets it. */
+#define SPLIT_MATCH_LIMIT 10000000
+#define SPLIT_STEPS_PER_BYTE 16
+
+static void set_match_limit(const glyd_tokenizer* t, size_t window)
+{
+    size_t const room = (UINT32_MAX - SPLIT_MATCH_LIMIT) / SPLIT_STEPS_PER_BYTE;
+    uint32_t const limit = (uint32_t)(SPLIT_MATCH_LIMIT + GLYD_MIN(window, room) * SPLIT_STEPS_PER_BYTE);
+    pcre2_set_match_limit(t->limits, limit);
+    pcre2_set_depth_limit(t->limits, limit);
+}
+
+/* The next match of the split pattern in s[0, len) that starts at or after
+ * `from`, in [*start, *end): 1 when there is one, 0 when none, or an error.
+ * The match is the one that the whole text would give: in a window short
+ * of the end, a match that reads up to its edge comes back partial, and
+ * the window grows. */
+static size_t next_match(const glyd_tokenizer* t, const uint8_t* s, size_t len, size_t from, size_t* start,
+                         size_t* end)
+{
+    size_t window = SPLIT_WINDOW;
+    for (;;) {
+        size_t edge = window < len - from ? from + window : len;
+        int rc;
+        while (edge < len && (s[edge] & 0xC0) == 0x80) edge++; /* whole characters */
+        set_match_limit(t, edge - from);
+        rc = pcre2_match(t->split, s, edge, from, PCRE2_NO_UTF_CHECK | (edge < len ? PCRE2_PARTIAL_HARD : 0),
+                         t->match, t->limits);
+        if (rc >= 0) {
+            PCRE2_SIZE const* const ov = pcre2_get_ovector_pointer(t->match);
+            *start = ov[0];
+            *end = ov[1];
+            RETURN_ERROR_IF(*start < from || *end < *start || *end > edge, model_unsupported, "\\K in the pattern");
+            return 1;
+        }
+        if (edge == len && rc == PCRE2_ERROR_NOMATCH) return 0;
+        RETURN_ERROR_IF(edge == len || (rc != PCRE2_ERROR_PARTIAL && rc != PCRE2_ERROR_NOMATCH), model_unsupported,
+                        "the pre-tokenizer's regex failed on the text");
+        window *= 2;
+    }
+}
+
+/* Text without added tokens: NFC, split, BPE. The NFC is the one check of
+ * the UTF-8 (invalid text is refused): the pattern then matches without
+ * checking it again. The text between two matches is a piece of its own;
+ * an empty match ends the one before it (as the Split pre-tokenizer's
+ * Isolated behaviour has it). */
 static size_t encode_plain(const glyd_tokenizer* t, const char* text, size_t n, id_list* out)
 {
-    utf8proc_uint8_t* nfc = NULL;
-    utf8proc_ssize_t len;
-    PCRE2_SIZE pos = 0;
-    size_t r = 0;
+    uint8_t* nfc;
+    size_t len, gap = 0, from = 0, r = 0;
     if (n == 0) return 0;
-    len = utf8proc_map((const utf8proc_uint8_t*)text, (utf8proc_ssize_t)n, &nfc, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-    RETURN_ERROR_IF(len < 0, GENERIC, "text is not valid UTF-8");
-    while (pos < (PCRE2_SIZE)len) {
-        int const rc = pcre2_match(t->split, nfc, (PCRE2_SIZE)len, pos, 0, t->match, NULL);
-        PCRE2_SIZE* const ov = pcre2_get_ovector_pointer(t->match);
-        PCRE2_SIZE start = (PCRE2_SIZE)len, end = (PCRE2_SIZE)len;
-        if (rc > 0) { start = ov[0]; end = ov[1]; }
-        /* a stretch no alternative matched is a piece of its own */
-        if (start > pos) r = bpe(t, nfc + pos, start - pos, out);
-        if (!glyd_isError(r) && end > start) r = bpe(t, nfc + start, end - start, out);
+    FORWARD_IF_ERROR(glyd_textNfc((const uint8_t*)text, n, &nfc, &len));
+    while (from < len) {
+        size_t start, end;
+        r = next_match(t, nfc, len, from, &start, &end);
+        if (r != 1) break;
+        if (start > gap) r = bpe(t, nfc + gap, start - gap, out);
+        if (glyd_isError(r) || start == len) break;
+        if (end > start) {
+            r = bpe(t, nfc + start, end - start, out);
+            gap = from = end;
+        } else {
+            gap = start;
+            from = start + utf8_length(nfc[start]);
+        }
         if (glyd_isError(r)) break;
-        if (rc <= 0) break;
-        pos = end > start ? end : end + 1; /* an empty match moves on */
     }
+    if (!glyd_isError(r) && gap < len) r = bpe(t, nfc + gap, len - gap, out);
     free(nfc);
-    return r;
+    return glyd_isError(r) ? r : 0;
 }
 
 size_t glyd_tokenizerEncode(const glyd_tokenizer* t, const char* text, size_t n, int** ids, size_t* nbIds)
@@ -542,10 +649,13 @@ size_t glyd_tokenizerEncode(const glyd_tokenizer* t, const char* text, size_t n,
     *nbIds = 0;
     while (pos < n) {
         size_t k, hit = SIZE_MAX, hitLen = 0;
-        for (k = 0; k < t->nbAdded; k++) {
-            const char* const s = t->text[t->added[k]];
-            size_t const l = strlen(s);
-            if (l <= n - pos && memcmp(text + pos, s, l) == 0) { hit = t->added[k]; hitLen = l; break; }
+        if (!t->addedFirst[(uint8_t)text[pos]]) { pos++; continue; }
+        for (k = 0; k < t->nbAdded && hit == SIZE_MAX; k++) {
+            size_t const l = t->addedLen[k];
+            if (l <= n - pos && memcmp(text + pos, t->text[t->added[k]], l) == 0) {
+                hit = t->added[k];
+                hitLen = l;
+            }
         }
         if (hit == SIZE_MAX) { pos++; continue; }
         r = encode_plain(t, text + plainStart, pos - plainStart, &out);
