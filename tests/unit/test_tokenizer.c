@@ -310,6 +310,17 @@ TEST(tokenizer_nfc_long_run_of_marks)
     for (i = 0; ok && i + 1 < pairs; i++) ok = !memcmp(nfc + 2 + 2 * pairs + 2 * i, "\xCC\x81", 2);
     CHECK(ok);
     free(nfc);
+    /* a long run of marks of a few classes, several marks to a class: their
+     * order within a class is kept */
+    {
+        static const utf8proc_int32_t kMarks[] = { 0x300, 0x301, 0x302, 0x316, 0x317, 0x323, 0x327, 0x345, 0x5B0 };
+        test_rng rng = { 0xA0761D6478BD642FULL };
+        size_t m = 0;
+        text[m++] = 'o';
+        for (i = 0; i < 2000; i++)
+            m += (size_t)utf8proc_encode_char(kMarks[rng_next(&rng) % (sizeof kMarks / sizeof kMarks[0])], text + m);
+        CHECK(nfc_as_utf8proc(text, m));
+    }
     free(text);
 }
 
