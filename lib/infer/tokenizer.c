@@ -1,9 +1,11 @@
 /*
  * tokenizer.c: byte-level BPE as Hugging Face's tokenizer.json describes it
  * (the GPT-2 family: Qwen, Llama 3): added tokens matched in the raw text
- * first, NFC normalization (utf8proc), the pre-tokenizer's regex split
+ * first, NFC normalization (nfc.c), the pre-tokenizer's regex split
  * (PCRE2), each piece's bytes mapped to printable characters and merged by
- * rank, and the way back from ids to bytes.
+ * rank, and the way back from ids to bytes. Every step takes time linear in
+ * the text, but the merges of one piece: O(m log m) for m bytes.
+ * docs/TOKENIZER.md tells more.
  */
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
