@@ -111,6 +111,10 @@ want_err_last() {
     [ "$(tail -n 1 "$CAP/err")" = "$1" ] ||
         WHY="stderr does not end with '$1'; cmd: $LAST_CMD; exit $RC; stderr: $(errtxt)"
 }
+want_err_lines_is() {
+    [ -n "$WHY" ] && return
+    [ "$(wc -l <"$CAP/err")" -eq "$1" ] || WHY="stderr has $(wc -l <"$CAP/err") lines, expected $1; cmd: $LAST_CMD"
+}
 want_quiet_err() {
     [ -n "$WHY" ] && return
     [ ! -s "$CAP/err" ] || WHY="expected nothing on stderr; cmd: $LAST_CMD; stderr: $(errtxt)"
@@ -670,6 +674,15 @@ if command -v python3 >/dev/null; then
     run "$GLYD" -d w.safetensors.glyd; want_rc 1
     want_err_is "glyd: w.safetensors.glyd: w.safetensors: tensor model.layers.0.mlp.gate_proj.weight is damaged"
     want_files w.safetensors.glyd
+    finish
+
+    begin "tokenize on a pack whose tokenizer.json is damaged says so"
+    fresh "dmg-tokenizer" small
+    run "$GLYD" pack -q "$REPO/../shared/fixtures/qwen3-tokenizer" -o tk.glyd; want_rc 0
+    flip_in tk.glyd tokenizer.json
+    run "$GLYD" tokenize tk.glyd --file small; want_rc 1
+    want_err "glyd: tk.glyd: tokenizer.json is damaged: "
+    want_err_lines_is 1
     finish
 
     # truncated anywhere, or with a byte of its index changed: every command

@@ -75,9 +75,11 @@ static int* encode_timed(const glyd_tokenizer* t, const char* what, const void* 
     return ids;
 }
 
-/* Sizes of the worst-case inputs: a few megabytes, one under the
- * sanitizers. */
-static size_t big_size(void) { return harness_quick() ? 1u << 20 : 4u << 20; }
+/* Sizes of the worst-case inputs: tens of megabytes, one under the
+ * sanitizers; a single piece of that size (a run of letters or spaces,
+ * merged through the heap) a few megabytes. */
+static size_t big_size(void) { return harness_quick() ? 1u << 20 : 32u << 20; }
+static size_t piece_size(void) { return harness_quick() ? 1u << 20 : 4u << 20; }
 
 /* `unit` (len bytes) again and again up to n bytes (a multiple of len). */
 static uint8_t* repeated(const char* unit, size_t len, size_t n)
@@ -214,11 +216,12 @@ TEST(tokenizer_megabytes_of_one_line_and_long_runs)
     CHECK(ids_spell(t, ids, nb, text, n));
     free(ids);
     for (i = 0; i < 2; i++) {
-        memset(text, i ? ' ' : 'a', n);
-        ids = encode_timed(t, i ? "spaces" : "letters", text, n, &nb, &err);
+        size_t const run = piece_size();
+        memset(text, i ? ' ' : 'a', run);
+        ids = encode_timed(t, i ? "spaces" : "letters", text, run, &nb, &err);
         CHECK_OK(err);
-        CHECK(nb > 0 && nb <= n / 8); /* tokens of 8 letters, of up to 128 spaces */
-        CHECK(ids_spell(t, ids, nb, text, n));
+        CHECK(nb > 0 && nb <= run / 8); /* tokens of 8 letters, of up to 128 spaces */
+        CHECK(ids_spell(t, ids, nb, text, run));
         free(ids);
     }
     free(text);
