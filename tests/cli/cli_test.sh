@@ -14,17 +14,7 @@ umask 022
 exec </dev/null # no test reads the caller's terminal by accident
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PASS=0
-FAIL=0
-
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1 ($2)"; }
-skip() { PASS=$((PASS + 1)); echo "ok - $1 # skip $2"; }
-summary_and_exit() {
-    echo "$PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ]
-    exit $?
-}
+source "$REPO/tests/cli/testlib.sh"
 bail() { # a test run that cannot start at all
     echo "FAIL - setup ($1)"
     FAIL=$((FAIL + 1))
@@ -65,37 +55,6 @@ with_stdin() { local f=$1; shift; "$@" <"$f"; }
 # from_pipe FILE CMD...: runs CMD with standard input from a pipe fed with FILE.
 from_pipe() { local f=$1; shift; cat "$f" | "$@"; }
 
-# A command as a shell line, glyd named "glyd", for failure messages.
-fmt_cmd() {
-    local s="" a redir=""
-    if [ "$1" = with_stdin ]; then redir=" < $(printf %q "$2")"; shift 2; fi
-    if [ "$1" = from_pipe ]; then s="cat $(printf %q "$2") |"; shift 2; fi
-    for a in "$@"; do
-        [ "$a" = "$GLYD" ] && a=glyd
-        s+="${s:+ }$(printf %q "$a")"
-    done
-    printf '%s%s' "$s" "$redir"
-}
-
-# run CMD...: runs in the current directory; sets RC, LAST_CMD and leaves the
-# outputs in $CAP/out and $CAP/err.
-run() {
-    LAST_CMD=$(fmt_cmd "$@")
-    # in a subshell that is not replaced by the command, so that a crash
-    # ("Segmentation fault") is reported in $CAP/err
-    ( "$@"; exit $? ) >"$CAP/out" 2>"$CAP/err"
-    RC=$?
-}
-
-errtxt() { head -c 300 "$CAP/err" | tr '\n' '|' | sed 's/|$//'; }
-
-# begin DESC; checks (want_*) record the first failure; finish reports.
-begin() { T=$1; WHY=""; }
-finish() { if [ -z "$WHY" ]; then ok "$T"; else bad "$T" "$WHY"; fi; }
-want_rc() {
-    [ -n "$WHY" ] && return
-    [ "$RC" -eq "$1" ] || WHY="exit $RC, expected $1; cmd: $LAST_CMD; stderr: $(errtxt)"
-}
 want_err() { # stderr contains a string (case-insensitive)
     [ -n "$WHY" ] && return
     grep -qiF -- "$1" "$CAP/err" || WHY="stderr lacks '$1'; cmd: $LAST_CMD; exit $RC; stderr: $(errtxt)"
@@ -118,20 +77,6 @@ want_quiet() { # nothing on stdout nor stderr
     [ ! -s "$CAP/out" ] && [ ! -s "$CAP/err" ] ||
         WHY="expected no output; cmd: $LAST_CMD; stdout $(wc -c <"$CAP/out") bytes; stderr: $(errtxt)"
 }
-want() { # want MESSAGE CMD...: CMD must succeed
-    local msg=$1; shift
-    [ -n "$WHY" ] && return
-    "$@" >/dev/null 2>&1 || WHY="$msg; after: $LAST_CMD"
-}
-# want_files NAME...: the current directory holds exactly these (hidden ones included)
-want_files() {
-    [ -n "$WHY" ] && return
-    local have want
-    have=$(ls -A | LC_ALL=C sort | tr '\n' ' ')
-    want=""
-    [ $# -gt 0 ] && want=$(printf '%s\n' "$@" | LC_ALL=C sort | tr '\n' ' ')
-    [ "$have" = "$want" ] || WHY="directory holds [${have% }], expected [${want% }]; after: $LAST_CMD"
-}
 
 # expect_ok DESC CMD...: exit status 0.
 expect_ok() { begin "$1"; shift; run "$@"; want_rc 0; finish; }
@@ -152,14 +97,6 @@ fresh() {
 }
 
 mode_of() { stat -c %a "$1"; }
-size_of() { stat -c %s "$1"; }
-same() { cmp -s "$1" "$2"; }
-# flip_byte FILE OFFSET: inverts the byte at OFFSET
-flip_byte() {
-    local b
-    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-    printf "\\$(printf %03o $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 # skippable FILE PAYLOAD: appends a skippable frame (magic 0x184D2A50, LE size)
 skippable() {
     local n=${#2}

@@ -14,15 +14,7 @@ exec </dev/null
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 GLYD=${1:-$REPO/build/glyd}
 FIX=$REPO/../shared/fixtures/stories260K
-PASS=0
-FAIL=0
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1 ($2)"; }
-summary_and_exit() {
-    echo "$PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ]
-    exit $?
-}
+source "$REPO/tests/cli/testlib.sh"
 [ -x "$GLYD" ] || { bad "setup" "no glyd binary at $GLYD (run make first)"; summary_and_exit; }
 [ -r "$FIX/config.json" ] || { bad "setup" "fixture missing: $FIX"; summary_and_exit; }
 GLYD=$(cd "$(dirname "$GLYD")" && pwd)/$(basename "$GLYD")

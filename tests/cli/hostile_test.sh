@@ -19,17 +19,7 @@ umask 022
 exec </dev/null
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PASS=0
-FAIL=0
-
-ok() { PASS=$((PASS + 1)); echo "ok - $1"; }
-bad() { FAIL=$((FAIL + 1)); echo "FAIL - $1 ($2)"; }
-skip() { PASS=$((PASS + 1)); echo "ok - $1 # skip $2"; }
-summary_and_exit() {
-    echo "$PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ]
-    exit $?
-}
+source "$REPO/tests/cli/testlib.sh"
 bail() { echo "FAIL - setup ($1)"; FAIL=$((FAIL + 1)); summary_and_exit; }
 
 GLYD_ARG=${1:-$REPO/build/glyd}
@@ -66,20 +56,6 @@ grep -qa __asan_init "$GLYD" && ASAN=1
 
 # --- helpers ------------------------------------------------------------------
 
-fmt_cmd() {
-    local s="" a
-    for a in "$@"; do
-        [ "$a" = "$GLYD" ] && a=glyd
-        s+="${s:+ }$(printf %q "$a")"
-    done
-    printf '%s' "$s"
-}
-# run CMD...: RC, LAST_CMD; stdout and stderr in $CAP/out and $CAP/err
-run() {
-    LAST_CMD=$(fmt_cmd "$@")
-    ( "$@"; exit $? ) >"$CAP/out" 2>"$CAP/err"
-    RC=$?
-}
 # run_to FILE CMD...: the same with standard output going to FILE
 run_to() {
     local to=$1; shift
@@ -87,14 +63,7 @@ run_to() {
     ( "$@"; exit $? ) >"$to" 2>"$CAP/err"
     RC=$?
 }
-errtxt() { head -c 400 "$CAP/err" | tr '\n' '|' | sed 's/|$//'; }
 
-begin() { T=$1; WHY=""; }
-finish() { if [ -z "$WHY" ]; then ok "$T"; else bad "$T" "$WHY"; fi; }
-want_rc() {
-    [ -n "$WHY" ] && return
-    [ "$RC" -eq "$1" ] || WHY="exit $RC, expected $1; cmd: $LAST_CMD; stderr: $(errtxt)"
-}
 want_err() {
     [ -n "$WHY" ] && return
     grep -qF -- "$1" "$CAP/err" || WHY="stderr lacks '$1'; cmd: $LAST_CMD; exit $RC; stderr: $(errtxt)"
@@ -119,28 +88,6 @@ want_quiet_err() {
     [ -n "$WHY" ] && return
     [ ! -s "$CAP/err" ] || WHY="expected nothing on stderr; cmd: $LAST_CMD; stderr: $(errtxt)"
 }
-want() {
-    local msg=$1; shift
-    [ -n "$WHY" ] && return
-    "$@" >/dev/null 2>&1 || WHY="$msg; after: $LAST_CMD"
-}
-# want_files NAME...: the current folder holds exactly these (hidden ones too)
-want_files() {
-    [ -n "$WHY" ] && return
-    local have want
-    have=$(ls -A | LC_ALL=C sort | tr '\n' ' ')
-    want=""
-    [ $# -gt 0 ] && want=$(printf '%s\n' "$@" | LC_ALL=C sort | tr '\n' ' ')
-    [ "$have" = "$want" ] || WHY="folder holds [${have% }], expected [${want% }]; after: $LAST_CMD"
-}
-
-# want_files_in DIR NAME...: the same for the folder DIR
-want_files_in() {
-    local dir=$1; shift
-    pushd "$dir" >/dev/null || { WHY="${WHY:-$dir is missing; after: $LAST_CMD}"; return; }
-    want_files "$@"
-    popd >/dev/null || exit 1
-}
 
 # fresh NAME [DATAFILE...]: an empty folder for one test, entered, with copies
 fresh() {
@@ -149,19 +96,10 @@ fresh() {
     for f in "$@"; do cp -r "$D/$f" "$f"; done
 }
 
-same() { cmp -s "$1" "$2"; }
-differs() { ! cmp -s "$1" "$2"; }
-size_of() { stat -c %s "$1"; }
 # is_node PATH MAJOR MINOR: a character device with these numbers
 is_node() { [ -c "$1" ] && [ "$(stat -c '%t,%T' "$1")" = "$(printf '%x,%x' "$2" "$3")" ]; }
 mk_null() { mknod "$1" c 1 3; }
 mk_full() { mknod "$1" c 1 7; }
-# flip_byte FILE OFFSET: inverts the byte at OFFSET
-flip_byte() {
-    local b
-    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
-    printf "\\$(printf %03o $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
-}
 # set_byte FILE OFFSET VALUE
 set_byte() { printf "\\$(printf %03o "$3")" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
 # temp_files: glyd's temporary names in the current folder
