@@ -479,8 +479,11 @@ typedef struct {
 } glyd_packParams;
 
 /** Packs the files of modelDir (searched recursively; a single file is packed
- *  alone) into outPath, written under a temporary name and renamed when
- *  complete. params may be NULL. Returns the packed file's size or an error. */
+ *  alone) into outPath. A regular file (new or replaced) is written under a
+ *  temporary name beside it, synced and renamed when complete; a device or
+ *  FIFO is written in place, never replaced; a symbolic link is followed to
+ *  the file it names (a link to nothing is refused). params may be NULL.
+ *  Returns the packed file's size or an error. */
 GLYD_API size_t glyd_packModel(const char* modelDir, const char* outPath, const glyd_packParams* params);
 
 /** True (1) when the file at path starts like a packed model. */
