@@ -46,6 +46,9 @@ void cli_note(const cli_options* o, int level, const char* fmt, ...) __attribute
  * (each is checked), else "PATH: " and the error's name. Into buf. */
 const char* cli_packedDamage(const glyd_model* m, size_t file, size_t err, unsigned threads, char* buf,
                              size_t cap);
+/* The first tensor of file `file`, from `from` on, that fails its checksum
+ * (glyd_modelVerifyTensor); the file's tensor count if none does. */
+size_t cli_nextDamagedTensor(const glyd_model* m, size_t file, size_t from, unsigned threads);
 
 /* Human-readable size: "123 B", "4.5 KiB", ... into buf. */
 const char* cli_size(char* buf, size_t cap, unsigned long long bytes);

@@ -281,10 +281,10 @@ static void print_damage(const glyd_model* m, size_t file, size_t err, unsigned 
     size_t t;
     int named = 0;
     glyd_modelGetFile(m, file, &fi);
-    for (t = 0; t < fi.nbTensors; t++) {
+    for (t = cli_nextDamagedTensor(m, file, 0, threads); t < fi.nbTensors;
+         t = cli_nextDamagedTensor(m, file, t + 1, threads)) {
         glyd_modelTensorInfo ti;
-        if (glyd_modelGetTensor(m, file, t, &ti) != 0) continue;
-        if (!glyd_isError(glyd_modelVerifyTensor(m, file, t, threads))) continue;
+        glyd_modelGetTensor(m, file, t, &ti);
         printf("DAMAGED  %s: tensor %s\n", fi.path, ti.name);
         named = 1;
     }

@@ -109,23 +109,30 @@ uint8_t* cli_readFile(const char* path, size_t* size)
     return buf;
 }
 
+size_t cli_nextDamagedTensor(const glyd_model* m, size_t file, size_t from, unsigned threads)
+{
+    glyd_modelFileInfo fi;
+    size_t t;
+    glyd_modelGetFile(m, file, &fi);
+    for (t = from; t < fi.nbTensors; t++)
+        if (glyd_isError(glyd_modelVerifyTensor(m, file, t, threads))) break;
+    return t;
+}
+
 const char* cli_packedDamage(const glyd_model* m, size_t file, size_t err, unsigned threads, char* buf,
                              size_t cap)
 {
     glyd_modelFileInfo fi;
+    glyd_modelTensorInfo first;
     size_t t, nbDamaged = 0;
-    const char* first = NULL;
     glyd_modelGetFile(m, file, &fi);
-    for (t = 0; t < fi.nbTensors; t++) {
-        glyd_modelTensorInfo ti;
-        if (glyd_modelGetTensor(m, file, t, &ti) != 0) continue;
-        if (!glyd_isError(glyd_modelVerifyTensor(m, file, t, threads))) continue;
-        if (!nbDamaged++) first = ti.name;
-    }
+    for (t = cli_nextDamagedTensor(m, file, 0, threads); t < fi.nbTensors;
+         t = cli_nextDamagedTensor(m, file, t + 1, threads))
+        if (!nbDamaged++) glyd_modelGetTensor(m, file, t, &first);
     if (nbDamaged == 1)
-        snprintf(buf, cap, "%s: tensor %s is damaged", fi.path, first);
+        snprintf(buf, cap, "%s: tensor %s is damaged", fi.path, first.name);
     else if (nbDamaged > 1)
-        snprintf(buf, cap, "%s: tensor %s and %zu more are damaged", fi.path, first, nbDamaged - 1);
+        snprintf(buf, cap, "%s: tensor %s and %zu more are damaged", fi.path, first.name, nbDamaged - 1);
     else
         snprintf(buf, cap, "%s: %s", fi.path, glyd_getErrorName(err));
     return buf;
