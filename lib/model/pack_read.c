@@ -402,9 +402,17 @@ size_t glyd_modelReadTensor(const glyd_model* model, size_t file, size_t tensor,
     t = &model->files[file].tensors[tensor];
     size = (size_t)(t->end - t->begin);
     RETURN_ERROR_IF(size > dstCapacity, dstSize_tooSmall, "tensor");
+    if (t->codec == CODEC_TENSOR) {
+        /* a blob checks its values against the checksum in its header, which
+         * sits in the damageable bytes: that checksum must be the index's */
+        glyd_tensorView v;
+        FORWARD_IF_ERROR(glyd_tensorOpen(&v, model->data + t->offset, (size_t)t->stored));
+        RETURN_ERROR_IF(v.checksum != t->checksum, checksum_wrong, "tensor checksum");
+        FORWARD_IF_ERROR(decode_blob(model, t->codec, t->offset, t->stored, dst, size, nbThreads));
+        return size;
+    }
+    /* raw bytes have no checksum of their own, a frame's is optional */
     FORWARD_IF_ERROR(decode_blob(model, t->codec, t->offset, t->stored, dst, size, nbThreads));
-    /* blobs and frames check themselves against their own checksums, which
-     * sit in the damageable bytes: the index's is the one to trust */
     RETURN_ERROR_IF(glyd_csumOnce(glyd_csum_xxh3, dst, size) != t->checksum, checksum_wrong, "tensor checksum");
     return size;
 }
