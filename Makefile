@@ -1,6 +1,7 @@
-# Glyd: `make` builds the library and the CLI; `make test` runs every test.
+# Glyd: `make` builds the libraries and the CLI; `make test` runs every test.
 #
-#   make               build/glyd, build/libglyd.a, build/libglyd.so
+#   make               build/glyd, build/libglyd.{a,so} (the codec),
+#                      build/libglyd-llm.{a,so} (models, the engine)
 #   make test          unit and CLI tests; ends with "N passed, N failed"
 #   make asan          the same tests under AddressSanitizer and UBSan
 #   make valgrind      a representative subset under valgrind (leaks, bad reads)
@@ -10,9 +11,12 @@
 #   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
 #   make demo          compress and verify the bundled sample
-#   make install       PREFIX=/usr/local: library, header, CLI, man page, .pc
+#   make install       PREFIX=/usr/local: both libraries, headers, .pc files,
+#                      the CLI, its man page
 #
-# Set V=1 to see the commands.
+# Plain `make` installs nothing: it names a missing library and its package.
+# `make test`, `make demo` and the other task targets install the Debian
+# packages they need (tools/deps.sh). Set V=1 to see the commands.
 
 SHELL    := /bin/bash
 CC       ?= cc
@@ -23,7 +27,11 @@ CFLAGS   ?= $(OPT) -g -DNDEBUG
 WARNINGS := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wpointer-arith -Wvla
 CPPFLAGS += -Iinclude -D_DEFAULT_SOURCE -D_FILE_OFFSET_BITS=64
 ALLFLAGS  = -std=c11 -fPIC -fvisibility=hidden $(WARNINGS) $(CPPFLAGS) $(CFLAGS)
-LDLIBS   += -ljansson -lxxhash -lpcre2-8 -lutf8proc -lpthread -lm
+# libglyd needs only these; libglyd-llm adds JSON, regular expressions and
+# Unicode for models' files and tokenizers.
+CODEC_LIBS := -lxxhash -lpthread -lm
+LLM_LIBS   := -ljansson -lpcre2-8 -lutf8proc
+LDLIBS   += $(LLM_LIBS) $(CODEC_LIBS)
 FUZZ_SECONDS ?= 60
 SOVERSION := 0
 VERSION  := $(shell sed -n 's/^\#define GLYD_VERSION_STRING "\(.*\)"/\1/p' include/glyd.h)
@@ -37,27 +45,36 @@ endif
 # The shared model fixture that the packed-model checks use.
 FIXTURE  := ../shared/fixtures/stories260K
 
+# libglyd: the codec and the tensor codec. libglyd-llm: models and the
+# engine, with the GPU backend's host side (the devices are CUDA, loaded at
+# run time, or its emulation on the CPU).
 LIB_SRC  := $(sort $(wildcard lib/*/*.c))
+LLM_SRC  := $(sort $(wildcard llm/*/*.c)) gpu/backend.c gpu/emulated_device.c gpu/tensor_gpu.c
 CLI_SRC  := $(sort $(wildcard cli/*.c))
 TEST_SRC := $(sort $(wildcard tests/unit/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+LLM_OBJ  := $(LLM_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
-DEPS     := $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+# What programs of this tree link: both libraries, statically.
+STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib deps test asan valgrind fuzz bench bench-tensor bench-load gpu-model tools demo install uninstall clean \
+.PHONY: all lib test asan valgrind fuzz bench bench-tensor bench-load gpu-model tools demo install uninstall clean \
         portable cuda cuda-cpu
 
-all: deps $(BUILD)/glyd $(BUILD)/libglyd.a $(BUILD)/libglyd.so
+all: $(BUILD)/glyd lib
 
-lib: $(BUILD)/libglyd.a $(BUILD)/libglyd.so
+lib: $(BUILD)/libglyd.a $(BUILD)/libglyd.so $(BUILD)/libglyd-llm.a $(BUILD)/libglyd-llm.so
 
-deps:
-	$(Q)./tools/deps.sh build
+# The libraries are checked once a build folder (again when deps.sh
+# changes), before any compiler runs, also under -j.
+$(BUILD)/.deps-checked: tools/deps.sh
+	@mkdir -p $(@D)
+	$(Q)CC="$(CC)" CPPFLAGS="$(CPPFLAGS)" LDFLAGS="$(LDFLAGS)" ./tools/deps.sh check
+	@touch $@
 
-# Every object waits for the packages (order-only: once per make, before
-# any compiler runs, also under -j and in the asan and portable builds).
-$(BUILD)/obj/%.o: %.c | deps
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.deps-checked
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $<")
 	$(Q)$(CC) $(ALLFLAGS) -MMD -MP -c $< -o $@
@@ -72,33 +89,47 @@ $(BUILD)/libglyd.a: $(LIB_OBJ)
 	$(Q)ar rcs $@ $^
 
 $(BUILD)/libglyd.so: $(LIB_OBJ)
-	$(Q)$(CC) -shared -Wl,-soname,libglyd.so.$(SOVERSION) $(CFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(CC) -shared -Wl,-soname,libglyd.so.$(SOVERSION) $(LDFLAGS) $(CFLAGS) $^ -o $@ $(CODEC_LIBS)
 
-$(BUILD)/glyd: $(CLI_OBJ) $(BUILD)/libglyd.a
-	$(Q)$(CC) $(CFLAGS) $(CLI_OBJ) $(BUILD)/libglyd.a -o $@ $(LDLIBS)
+$(BUILD)/libglyd-llm.a: $(LLM_OBJ)
+	@rm -f $@
+	$(Q)ar rcs $@ $^
 
-# Unit tests reach inside the layers, so they link the static library.
-$(BUILD)/unit_tests: $(TEST_OBJ) $(BUILD)/libglyd.a
-	$(Q)$(CC) $(CFLAGS) $(TEST_OBJ) $(BUILD)/libglyd.a -o $@ $(LDLIBS)
+# The engine reaches below the codec's API (tensor views, the thread pool,
+# checksums), so the shared library carries its own copy of the codec's
+# objects, hidden: it exports only the API of glyd_tensor.h's packed models
+# and of glyd_llm.h, and needs no libglyd.so at run time.
+$(BUILD)/libglyd-llm.so: $(LLM_OBJ) $(BUILD)/libglyd.a
+	$(Q)$(CC) -shared -Wl,-soname,libglyd-llm.so.$(SOVERSION) $(LDFLAGS) $(CFLAGS) $(LLM_OBJ) $(BUILD)/libglyd.a \
+	    -Wl,--exclude-libs,libglyd.a -o $@ $(LDLIBS)
 
-test: all $(BUILD)/unit_tests
+$(BUILD)/glyd: $(CLI_OBJ) $(STATIC_LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) $(CLI_OBJ) $(STATIC_LIBS) -o $@ $(LDLIBS)
+
+# Unit tests reach inside the layers, so they link the static libraries.
+$(BUILD)/unit_tests: $(TEST_OBJ) $(STATIC_LIBS)
+	$(Q)$(CC) $(LDFLAGS) $(CFLAGS) $(TEST_OBJ) $(STATIC_LIBS) -o $@ $(LDLIBS)
+
+test:
 	$(Q)./tools/deps.sh test
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit_tests
 	$(Q)bash tests/run.sh $(BUILD)
 
 # Sanitizers: a separate build tree; the heaviest tests shrink (GLYD_TEST_QUICK).
 SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 asan:
+	$(Q)./tools/deps.sh test
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="-O1 -g $(SAN)" \
 	    $(BUILD)/asan/glyd $(BUILD)/asan/unit_tests
-	$(Q)./tools/deps.sh test
 	$(Q)GLYD_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    bash tests/run.sh $(BUILD)/asan
 
 # Valgrind on an optimized build: every test of the API and format layers
 # that finishes quickly under emulation, and the CLI on real files.
 VALGRIND := valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
-valgrind: all $(BUILD)/unit_tests
+valgrind:
 	$(Q)./tools/deps.sh valgrind
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/unit_tests
 	$(Q)GLYD_TEST_QUICK=1 GLYD_CORPUS=../shared/corpus $(VALGRIND) $(BUILD)/unit_tests \
 	    varint bits pool histogram fse_ huffman_round sequence repeat block_coder \
 	    small_inputs empty one_byte streaming flush custom concatenated frame_queries \
@@ -121,6 +152,7 @@ valgrind: all $(BUILD)/unit_tests
 # The portable paths (no AVX2, no BMI2) that other CPUs take: every unit
 # test on a build without SIMD, where the decoders take their plain variants.
 portable:
+	$(Q)./tools/deps.sh build
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/portable CFLAGS="-O2 -g -DGLYD_NO_SIMD" \
 	    $(BUILD)/portable/unit_tests
 	$(Q)GLYD_TEST_QUICK=1 GLYD_CORPUS=../shared/corpus $(BUILD)/portable/unit_tests
@@ -131,17 +163,17 @@ portable:
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
 FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index
-fuzz: all
+fuzz:
 	$(Q)./tools/deps.sh fuzz
 	$(Q)./tools/deps.sh cudacpu
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_cuda
+	$(Q)$(MAKE) --no-print-directory all $(BUILD)/fuzz/fuzz_cuda
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
 	$(Q)for t in $(FUZZ_TARGETS); do \
 	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
 	        -fno-sanitize-recover=undefined -DGLYD_FUZZ_PACKED='"$(BUILD)/fuzz/index-body.glyd"' \
-	        tests/fuzz/fuzz_$$t.c $(LIB_SRC) \
+	        tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(LLM_SRC) \
 	        -o $(BUILD)/fuzz/fuzz_$$t $(LDLIBS) || exit 1; done
-	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) tests/fuzz/seedgen.c $(BUILD)/libglyd.a -o $(BUILD)/fuzz/seedgen $(LDLIBS)
+	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) tests/fuzz/seedgen.c $(STATIC_LIBS) -o $(BUILD)/fuzz/seedgen $(LDLIBS)
 	$(Q)for l in 1 3 9; do head -c 3000 samples/alice29.txt | $(BUILD)/glyd -q -$$l -c \
 	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
 	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
@@ -168,25 +200,26 @@ fuzz: all
 	    test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz_$$t found a failure"; exit 1; }; \
 	done
 
-bench: all
+bench:
 	$(Q)./tools/deps.sh bench
+	$(Q)$(MAKE) --no-print-directory lib
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench.c $(BUILD)/libglyd.a \
-	    -lzstd -llz4 -lsnappy -lbrotlienc -lbrotlidec -llzma $(LDLIBS) -o $(BUILD)/bench
+	    -lzstd -llz4 -lsnappy -lbrotlienc -lbrotlidec -llzma $(CODEC_LIBS) -o $(BUILD)/bench
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight
 # against the Shannon bound and zstd -19, speeds with 1 and 2 threads.
-$(BUILD)/bench_tensor: bench/bench_tensor.c $(BUILD)/libglyd.a
+$(BUILD)/bench_tensor: bench/bench_tensor.c $(STATIC_LIBS)
 	$(Q)./tools/deps.sh bench
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(BUILD)/libglyd.a -lzstd $(LDLIBS) -o $@
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(STATIC_LIBS) -lzstd $(LDLIBS) -o $@
 bench-tensor: all $(BUILD)/bench_tensor
 	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),$(FIXTURE)/model.safetensors) $(BENCH_ARGS)
 
 # The engine on compressed against plain bf16 weights, on a synthetic
 # 0.5B-shaped model (made once in $(BUILD)/synth-0.5b; ENGINE_MODEL to
 # bench another): decode and prompt tokens/s, resident memory.
-$(BUILD)/bench_engine: bench/bench_engine.c $(BUILD)/libglyd.a
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(BUILD)/bench_engine: bench/bench_engine.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	$(Q)test -n "$(ENGINE_MODEL)" || test -e $(BUILD)/synth-0.5b/config.json || \
 	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
@@ -194,8 +227,8 @@ bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 
 # What checking a packed model's tensors at load costs: the synthetic 0.5B
 # model packed in each layout, opened with and without the check.
-$(BUILD)/bench_load: bench/bench_load.c $(BUILD)/libglyd.a
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(BUILD)/bench_load: bench/bench_load.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
 bench-load: all $(BUILD)/bench_load $(BUILD)/synth_model
 	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
@@ -204,41 +237,41 @@ bench-load: all $(BUILD)/bench_load $(BUILD)/synth_model
 	    $(BUILD)/glyd pack -q -T0 --fast-layout $(BUILD)/synth-0.5b -o $(BUILD)/synth-0.5b-fast.glyd
 	$(Q)$(BUILD)/bench_load $(BUILD)/synth-0.5b-fast.glyd $(BUILD)/synth-0.5b.glyd --compact $(BENCH_ARGS)
 
-# The CUDA kernels (cuda/) and their check on a GPU (tests/gpu/run.sh).
+# The CUDA kernels (gpu/) and their check on a GPU (tests/gpu/run.sh).
 # Compiles without a GPU; CI builds it so that it cannot rot.
 NVCC       ?= nvcc
 CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
-CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Icuda -Xcompiler -Wall,-Wextra,-Werror,-fPIC $(CUDA_ARCHS)
+CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Igpu -Xcompiler -Wall,-Wextra,-Werror,-fPIC $(CUDA_ARCHS)
 CUDA_INC   := $(shell d=$$(command -v $(NVCC)) && echo $$(dirname $$d)/../include)
 CUDA_OBJ   := $(addprefix $(BUILD)/cuda/,decode.o engine.o host.o device.o)
 cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/libglyd_cuda.so $(BUILD)/cuda/gpu_check $(BUILD)/gpu_engine
-$(BUILD)/cuda/decode.o: cuda/decode.cu cuda/glyd_cuda.h lib/tensor/tensor_kernels.h include/glyd.h
+$(BUILD)/cuda/decode.o: gpu/decode.cu gpu/glyd_cuda.h gpu/tensor_kernels.h include/glyd.h
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
-$(BUILD)/cuda/engine.o: cuda/engine.cu lib/infer/infer_kernels.h lib/tensor/tensor_kernels.h
+$(BUILD)/cuda/engine.o: gpu/engine.cu gpu/engine_kernels.h gpu/tensor_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
-$(BUILD)/cuda/host.o: cuda/host.c lib/tensor/tensor.h lib/tensor/tensor_kernels.h
+$(BUILD)/cuda/host.o: gpu/host.c gpu/tensor_gpu.h lib/tensor/tensor.h gpu/tensor_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALLFLAGS) -c $< -o $@
-$(BUILD)/cuda/device.o: cuda/device.c lib/infer/infer.h lib/infer/infer_kernels.h
+$(BUILD)/cuda/device.o: gpu/device.c llm/infer/infer.h gpu/engine_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALLFLAGS) -isystem $(CUDA_INC) -c $< -o $@
 $(BUILD)/cuda/libglyd_cuda.a: $(CUDA_OBJ)
 	$(Q)$(AR) rcs $@ $^
 # What `glyd run --gpu` loads: the kernels, CUDA's device, and a private
 # copy of the library code they use (hidden: the program keeps its own).
-$(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(BUILD)/libglyd.a
-	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(BUILD)/libglyd.a -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
+$(BUILD)/cuda/libglyd_cuda.so: $(CUDA_OBJ) $(STATIC_LIBS)
+	$(Q)$(NVCC) -shared $(CUDA_OBJ) $(STATIC_LIBS) -Xlinker --exclude-libs,ALL -lcublas $(LDLIBS) -o $@
 $(BUILD)/cuda/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(BUILD)/cuda/libglyd_cuda.a \
-                         $(BUILD)/libglyd.a
-	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/libglyd.a -lcublas $(LDLIBS) -o $@
+                         $(STATIC_LIBS)
+	$(Q)$(NVCC) $(CUDA_FLAGS) $< $(BUILD)/cuda/libglyd_cuda.a $(STATIC_LIBS) -lcublas $(LDLIBS) -o $@
 
 # The engine's GPU backend on a GPU: checks and tokens/s (in build/, beside
 # which the engine looks for cuda/libglyd_cuda.so).
-$(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
 # The same CUDA sources run on the CPU (tests/cudacpu/cudacpu.h): kernels,
 # launchers and the engine's device, with ASan and UBSan, checked against
@@ -247,10 +280,10 @@ $(BUILD)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
 CPU_CUDA       := $(BUILD)/cudacpu
 CPU_CUDA_SAN   := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CPU_CUDA_CXX   := -std=c++17 -O1 -g -fPIC -fno-strict-aliasing -Wall -Wextra -Werror -Wno-unknown-pragmas \
-                  -Wno-unused-variable -Itests/cudacpu/include -Iinclude -Icuda -include cuda_runtime.h
+                  -Wno-unused-variable -Itests/cudacpu/include -Iinclude -Igpu -include cuda_runtime.h
 CPU_CUDA_FLAGS := $(CPU_CUDA_CXX) $(CPU_CUDA_SAN)
 CPU_CUDA_DEPS  := tests/cudacpu/cudacpu.h $(wildcard tests/cudacpu/include/*.h tests/cudacpu/include/cub/*/*.cuh) \
-                  lib/tensor/tensor_kernels.h lib/infer/infer_kernels.h cuda/glyd_cuda.h include/glyd.h
+                  gpu/tensor_kernels.h gpu/engine_kernels.h gpu/glyd_cuda.h include/glyd.h
 CPU_CUDA_OBJ   := $(addprefix $(CPU_CUDA)/,decode.o engine.o host.o device.o cudacpu.o)
 cuda-cpu: all
 	$(Q)./tools/deps.sh cudacpu
@@ -263,7 +296,7 @@ cuda-cpu: all
 	$(Q)$(CPU_CUDA)/gpu_engine check ../shared/fixtures
 	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --profile
 .SECONDARY: $(CPU_CUDA)/decode.cpp $(CPU_CUDA)/engine.cpp $(CPU_CUDA)/selftest.cpp
-$(CPU_CUDA)/%.cpp: cuda/%.cu tests/cudacpu/kernels.sed
+$(CPU_CUDA)/%.cpp: gpu/%.cu tests/cudacpu/kernels.sed
 	@mkdir -p $(@D)
 	$(Q){ echo '#line 1 "$<"'; sed -E -f tests/cudacpu/kernels.sed $<; } > $@
 $(CPU_CUDA)/%.o: $(CPU_CUDA)/%.cpp $(CPU_CUDA_DEPS)
@@ -276,27 +309,27 @@ $(CPU_CUDA)/selftest: $(CPU_CUDA)/selftest.o $(CPU_CUDA)/cudacpu.o
 $(CPU_CUDA)/cudacpu.o: tests/cudacpu/cudacpu.cpp $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -c $< -o $@
-$(CPU_CUDA)/host.o: cuda/host.c lib/tensor/tensor.h lib/tensor/tensor_kernels.h
+$(CPU_CUDA)/host.o: gpu/host.c gpu/tensor_gpu.h lib/tensor/tensor.h gpu/tensor_kernels.h
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALLFLAGS) $(CPU_CUDA_SAN) -c $< -o $@
-$(CPU_CUDA)/device.o: cuda/device.c lib/infer/infer.h lib/infer/infer_kernels.h $(CPU_CUDA_DEPS)
+$(CPU_CUDA)/device.o: gpu/device.c llm/infer/infer.h gpu/engine_kernels.h $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(ALLFLAGS) $(CPU_CUDA_SAN) -Itests/cudacpu/include -c $< -o $@
-$(CPU_CUDA)/cuda/libglyd_cuda.so: $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a
+$(CPU_CUDA)/cuda/libglyd_cuda.so: $(CPU_CUDA_OBJ) $(STATIC_LIBS)
 	@mkdir -p $(@D)
-	$(Q)$(CXX) -shared $(CPU_CUDA_SAN) $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a -Wl,--exclude-libs,ALL $(LDLIBS) -o $@
-$(CPU_CUDA)/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a
-	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -x c++ $< -x none $(CPU_CUDA_OBJ) $(BUILD)/libglyd.a $(LDLIBS) -o $@
-$(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(BUILD)/libglyd.a
+	$(Q)$(CXX) -shared $(CPU_CUDA_SAN) $(CPU_CUDA_OBJ) $(STATIC_LIBS) -Wl,--exclude-libs,ALL $(LDLIBS) -o $@
+$(CPU_CUDA)/gpu_check: tests/gpu/gpu_check.cu tests/gpu/synth_weights.h $(CPU_CUDA_OBJ) $(STATIC_LIBS)
+	$(Q)$(CXX) $(CPU_CUDA_FLAGS) -x c++ $< -x none $(CPU_CUDA_OBJ) $(STATIC_LIBS) $(LDLIBS) -o $@
+$(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(STATIC_LIBS)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
-# fuzz_cuda: the library and host.c in C, the kernels (cuda/decode.cu made
+# fuzz_cuda: the library and host.c in C, the kernels (gpu/decode.cu made
 # C++ as for make cuda-cpu) in C++, all instrumented for coverage; cudacpu,
 # whose scheduling would only add noise to it, for the sanitizers alone
 FUZZ_CUDA      := $(BUILD)/fuzz/cuda
 FUZZ_SAN       := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) cuda/host.o)
+FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) gpu/host.o gpu/tensor_gpu.o)
 FUZZ_CUDA_CXX  := $(addprefix $(FUZZ_CUDA)/,decode.o cudacpu.o fuzz_cuda.o)
 $(FUZZ_CUDA)/%.o: %.c
 	@mkdir -p $(@D)
@@ -316,36 +349,43 @@ $(BUILD)/fuzz/fuzz_cuda: $(FUZZ_CUDA_C) $(FUZZ_CUDA_CXX)
 # The rows kernel's products modelled on the CPU (bench/gpu_model.c): the
 # GPU benchmark's matrices, their warps replayed for instructions and
 # shared-memory wavefronts, where no GPU is at hand.
-$(BUILD)/gpu_model: bench/gpu_model.c $(BUILD)/libglyd.a lib/tensor/tensor_kernels.h tests/gpu/synth_weights.h
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(BUILD)/gpu_model: bench/gpu_model.c $(STATIC_LIBS) gpu/tensor_kernels.h tests/gpu/synth_weights.h
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 gpu-model: all $(BUILD)/gpu_model
 	$(Q)$(BUILD)/gpu_model $(BENCH_ARGS)
 
 # Tools for speed tests: synthetic models of real shapes.
 tools: $(BUILD)/synth_model
-$(BUILD)/synth_model: tools/synth_model.c $(BUILD)/libglyd.a
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(BUILD)/libglyd.a $(LDLIBS) -o $@
+$(BUILD)/synth_model: tools/synth_model.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
-demo: all
+demo:
+	$(Q)./tools/deps.sh demo
+	$(Q)$(MAKE) --no-print-directory all
 	$(Q)./tools/demo.sh $(BUILD)
 
+HEADERS := glyd.h glyd_tensor.h glyd_llm.h
+LIBDIR  := $(DESTDIR)$(PREFIX)/lib
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	install -d $(DESTDIR)$(PREFIX)/bin $(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/glyd $(DESTDIR)$(PREFIX)/bin/glyd
-	install -m 644 $(BUILD)/libglyd.a $(DESTDIR)$(PREFIX)/lib/libglyd.a
-	install -m 755 $(BUILD)/libglyd.so $(DESTDIR)$(PREFIX)/lib/libglyd.so.$(VERSION)
-	ln -sf libglyd.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libglyd.so.$(SOVERSION)
-	ln -sf libglyd.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libglyd.so
-	install -m 644 include/glyd.h $(DESTDIR)$(PREFIX)/include/glyd.h
+	for l in libglyd libglyd-llm; do \
+	    install -m 644 $(BUILD)/$$l.a $(LIBDIR)/$$l.a && \
+	    install -m 755 $(BUILD)/$$l.so $(LIBDIR)/$$l.so.$(VERSION) && \
+	    ln -sf $$l.so.$(VERSION) $(LIBDIR)/$$l.so.$(SOVERSION) && \
+	    ln -sf $$l.so.$(SOVERSION) $(LIBDIR)/$$l.so || exit 1; done
+	for h in $(HEADERS); do install -m 644 include/$$h $(DESTDIR)$(PREFIX)/include/$$h || exit 1; done
 	install -m 644 docs/glyd.1 $(DESTDIR)$(PREFIX)/share/man/man1/glyd.1
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' glyd.pc.in \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/glyd.pc
+	for p in glyd glyd-llm; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $$p.pc.in > $(LIBDIR)/pkgconfig/$$p.pc || exit 1; \
+	done
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/glyd $(DESTDIR)$(PREFIX)/lib/libglyd.a \
-	    $(DESTDIR)$(PREFIX)/lib/libglyd.so* $(DESTDIR)$(PREFIX)/include/glyd.h \
-	    $(DESTDIR)$(PREFIX)/share/man/man1/glyd.1 $(DESTDIR)$(PREFIX)/lib/pkgconfig/glyd.pc
+	rm -f $(DESTDIR)$(PREFIX)/bin/glyd $(LIBDIR)/libglyd.a $(LIBDIR)/libglyd.so* \
+	    $(LIBDIR)/libglyd-llm.a $(LIBDIR)/libglyd-llm.so* $(DESTDIR)$(PREFIX)/share/man/man1/glyd.1 \
+	    $(LIBDIR)/pkgconfig/glyd.pc $(LIBDIR)/pkgconfig/glyd-llm.pc \
+	    $(addprefix $(DESTDIR)$(PREFIX)/include/,$(HEADERS))
 
 clean:
 	rm -rf $(BUILD)

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "glyd.h"
+#include "glyd_llm.h"
 #include "../lib/tensor/tensor.h"
 
 static double now_s(void)

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "glyd.h"
+#include "glyd_llm.h"
 
 static double now_s(void)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "../lib/model/model.h"
+#include "../llm/model/model.h"
 
 static double now(void)
 {

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "../lib/tensor/tensor.h"
-#include "../lib/tensor/tensor_kernels.h"
+#include "../gpu/tensor_gpu.h"
 #include "../tests/gpu/synth_weights.h"
 
 /* One H200 (SXM), nominal. */

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "glyd.h"
+#include "glyd_llm.h"
 
 #define GLYD_SUFFIX ".glyd"
 

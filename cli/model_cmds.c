@@ -59,7 +59,10 @@ static int parse_model_opts(int argc, char** argv, model_opts* o)
             const char* const s = a[1] == 'T' ? a + 2 : a + 10;
             char* end;
             long const n = strtol(s, &end, 10);
-            if (!*s || *end || n < 0 || n > 256) { cli_error("%s: threads must be 0..256", a); return 1; }
+            if (!*s || *end || n < 0 || n > GLYD_THREADS_MAX) {
+                cli_error("%s: threads must be 0..%d", a, GLYD_THREADS_MAX);
+                return 1;
+            }
             if (n == 0) {
                 long const cores = sysconf(_SC_NPROCESSORS_ONLN);
                 o->threads = cores > 0 ? (unsigned)cores : 1;

@@ -173,10 +173,10 @@ static int parse(int argc, char** argv, run_opts* o)
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
         else if (!strncmp(a, "-T", 2) && a[2]) {
-            if (parse_count("-T", a + 2, 0, 256, &v)) return 1;
+            if (parse_count("-T", a + 2, 0, GLYD_THREADS_MAX, &v)) return 1;
             o->threads = (unsigned)v;
         } else if (!strncmp(a, "--threads=", 10)) {
-            if (parse_count("--threads", a + 10, 0, 256, &v)) return 1;
+            if (parse_count("--threads", a + 10, 0, GLYD_THREADS_MAX, &v)) return 1;
             o->threads = (unsigned)v;
         } else if (!strcmp(a, "-v")) o->verbose = 1;
         else if (a[0] == '-' && a[1]) { cli_error("run: unknown option %s (see glyd run --help)", a); return 1; }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "../lib/model/model.h"
+#include "../llm/model/model.h"
 
 typedef struct {
     const char* name;

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "dict.h"
-#include "../frame/frame.h"
+#include "../lz/lz.h"
 
 /* ------------------------------------------------------------------------ */
 /* Format                                                                   */
@@ -311,11 +311,4 @@ size_t glyd_trainDictionary(void* dictBuffer, size_t dictCapacity, const void* s
         glyd_write32(out + 8, (uint32_t)tablesSize);
     }
     return written;
-}
-
-unsigned glyd_getDictIDFromFrame(const void* src, size_t srcSize)
-{
-    glyd_frameHeader fh;
-    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&fh, src, srcSize))) return 0;
-    return (fh.flags & GLYD_F_DICTID) ? fh.dictID : 0;
 }

@@ -176,7 +176,7 @@ glyd_bounds glyd_cParam_getBounds(glyd_cParameter param)
     case glyd_c_checksumFlag:
     case glyd_c_contentSizeFlag:
     case glyd_c_longMatching: b.lowerBound = 0; b.upperBound = 1; break;
-    case glyd_c_nbWorkers: b.lowerBound = 0; b.upperBound = 256; break;
+    case glyd_c_nbWorkers: b.lowerBound = 0; b.upperBound = GLYD_THREADS_MAX; break;
     case glyd_c_segmentLog: b.lowerBound = -1; b.upperBound = GLYD_SEGMENTLOG_MAX; break;
     case glyd_c_blockLog: b.lowerBound = 12; b.upperBound = GLYD_BLOCKLOG_MAX; break;
     default: b.error = GLYD_ERROR(parameter_unsupported); break;

@@ -94,7 +94,7 @@ glyd_bounds glyd_dParam_getBounds(glyd_dParameter param)
     glyd_bounds b = { 0, 0, 0 };
     switch (param) {
     case glyd_d_windowLogMax: b.lowerBound = GLYD_WINDOWLOG_MIN; b.upperBound = GLYD_WINDOWLOG_MAX; break;
-    case glyd_d_nbWorkers: b.lowerBound = 0; b.upperBound = 256; break;
+    case glyd_d_nbWorkers: b.lowerBound = 0; b.upperBound = GLYD_THREADS_MAX; break;
     case glyd_d_checksumCheck: b.lowerBound = 0; b.upperBound = 1; break;
     default: b.error = GLYD_ERROR(parameter_unsupported); break;
     }
@@ -305,7 +305,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     size_t const nbSeg = map->nbSegments;
     unsigned const nbWorkers = (unsigned)GLYD_MIN((size_t)d->nbWorkers, nbSeg);
     int const check = (map->fh.flags & GLYD_F_CHECKSUM) && d->checksumCheck;
-    mt_worker workers[256];
+    mt_worker workers[GLYD_THREADS_MAX];
     mt_dec m;
     glyd_csum xxh;
     size_t err = 0, i;

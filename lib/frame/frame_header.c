@@ -318,3 +318,10 @@ size_t glyd_getFrameInfo(glyd_frameInfo* info, const void* src, size_t srcSize)
     glyd_free(map.segments, glyd_defaultCMem);
     return fsize;
 }
+
+unsigned glyd_getDictIDFromFrame(const void* src, size_t srcSize)
+{
+    glyd_frameHeader fh;
+    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&fh, src, srcSize))) return 0;
+    return (fh.flags & GLYD_F_DICTID) ? fh.dictID : 0;
+}

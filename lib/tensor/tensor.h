@@ -9,6 +9,7 @@
 #ifndef GLYD_TENSOR_H
 #define GLYD_TENSOR_H
 
+#include "glyd_tensor.h"
 #include "../entropy/entropy.h"
 
 #define GLYD_TENSOR_MAGIC      0x54594C47U /* "GLYT" */
@@ -21,6 +22,8 @@
  * workers would cost more than they save. */
 #define GLYD_TENSOR_MT_MIN     (1u << 20)
 
+/* A blob's layout byte (docs/FORMAT.md); glyd_getTensorInfo reports it as
+ * a glyd_tensorLayout, the kernels read it as GK_LAYOUT_*. */
 enum {
     GLYD_TLAYOUT_STORED = 0,   /* the tensor's bytes as they are */
     GLYD_TLAYOUT_CONSTANT = 1, /* every symbol equal: only raw planes */
@@ -132,46 +135,6 @@ size_t glyd_fastWriterBegin(glyd_fastWriter* w, void* dst, size_t dstCapacity, c
 size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t n);
 /* The blob's size, once every counted element was put. */
 size_t glyd_fastWriterEnd(const glyd_fastWriter* w);
-
-/* A checked bf16 blob (Huffman or fast layout) described for the GPU
- * kernels (tensor_kernels.h): t and, for the Huffman layout, its decoding
- * tables (gk_huf_tables: multi- and one-symbol; left as they are for the
- * fast layout). */
-struct gk_tensor_s;
-struct gk_huf_tables_s;
-size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, struct gk_tensor_s* t,
-                           struct gk_huf_tables_s* tables);
-
-/* The GPU kernels (cuda/decode.cu) run on the CPU in their order, thread
- * by thread: a described blob decoded whole into out; units [u0, u1) of
- * the fast layout or plain data (GK_LAYOUT_STORED) into out (from the
- * first unit's first element); or y = W x for 1 to 8 vectors (fast layout
- * or plain; the kernel's summation order, FMA and all). */
-void glyd_tensorEmulateDecode(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
-                              uint16_t* out);
-void glyd_tensorEmulateDecodeUnits(const void* blob, const struct gk_tensor_s* t, uint64_t u0, uint64_t u1,
-                                   uint16_t* out);
-size_t glyd_tensorEmulateGemv(const void* blob, const struct gk_tensor_s* t, uint64_t rows, uint64_t cols,
-                              const float* x, unsigned batch, float* y);
-
-/* The GPU backend's rewrite of a fast-layout blob's codes into the nibble
- * form (tensor_kernels.h), in place, as its kernel does: the emulation's
- * side of it. t: the blob's description, marked GK_CODES_NIBBLES after.
- * Units must be whole groups. */
-size_t glyd_tensorNibbleForm(void* blob, struct gk_tensor_s* t);
-
-/* The Huffman layout in products (tensor_kernels.h): where each run of
- * GK_HUF_RUN elements of each unit but the first starts, gk_huf_index_size
- * offsets in bits from the unit's start (an error when one is over 65535); and the kernels'
- * emulation over it: y = W x, and units [u0, u1) decoded run by run into
- * out (from the first unit's first element). */
-size_t glyd_tensorHuffmanRuns(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
-                              uint16_t* runs);
-size_t glyd_tensorEmulateGemvHuffman(const void* blob, const struct gk_tensor_s* t,
-                                     const struct gk_huf_tables_s* tables, const uint16_t* runs, uint64_t rows,
-                                     uint64_t cols, const float* x, unsigned batch, float* y);
-void glyd_tensorEmulateDecodeRuns(const void* blob, const struct gk_tensor_s* t, const struct gk_huf_tables_s* tables,
-                                  const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out);
 
 /* The widest instructions tensor decoders may use, for tests of every path
  * on one machine: GLYD_SIMD_NONE (portable code), GLYD_SIMD_AVX2, or

@@ -123,6 +123,17 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
     return pos;
 }
 
+/* The public name of a blob's layout byte (docs/FORMAT.md). */
+static glyd_tensorLayout glyd_tensorLayoutOf(unsigned layoutByte)
+{
+    switch (layoutByte) {
+    case GLYD_TLAYOUT_CONSTANT: return glyd_tensor_constant;
+    case GLYD_TLAYOUT_HUFFMAN: return glyd_tensor_entropy;
+    case GLYD_TLAYOUT_FAST: return glyd_tensor_fast;
+    default: return glyd_tensor_stored;
+    }
+}
+
 size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize)
 {
     glyd_tensorView v;
@@ -130,7 +141,7 @@ size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize
     memset(info, 0, sizeof(*info));
     FORWARD_IF_ERROR(r);
     info->dtype = (glyd_dtype)v.dtype;
-    info->layout = v.layout;
+    info->layout = glyd_tensorLayoutOf(v.layout);
     info->nbElements = v.nbElements;
     info->nbUnits = v.nbUnits;
     info->unitSize = v.unitSize;

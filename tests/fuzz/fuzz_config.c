@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/infer/infer.h"
+#include "../../llm/infer/infer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

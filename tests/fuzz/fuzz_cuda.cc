@@ -11,11 +11,11 @@
 
 #include <vector>
 
-#include "glyd.h"
+#include "glyd_tensor.h"
 #include "glyd_cuda.h"
 extern "C" {
 #include "../../lib/tensor/tensor.h" /* the kernels' emulation, the nibble form, the run index */
-#include "../../lib/tensor/tensor_kernels.h"
+#include "../../gpu/tensor_gpu.h"
 size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
 }
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 
 #ifndef GLYD_FUZZ_PACKED
 #define GLYD_FUZZ_PACKED "build/fuzz/index-body.glyd"

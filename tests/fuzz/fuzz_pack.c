@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 #include "../../lib/tensor/tensor.h"
-#include "../../lib/tensor/tensor_kernels.h"
+#include "../../gpu/tensor_gpu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "../../lib/infer/infer.h"
+#include "../../llm/infer/infer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

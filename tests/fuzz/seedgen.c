@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 
 static void put(const char* dir, const char* name, const void* data, size_t n)
 {

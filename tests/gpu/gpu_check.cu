@@ -58,9 +58,9 @@
 #include <algorithm>
 #include <vector>
 
-#include "glyd.h"
+#include "glyd_tensor.h"
 #include "glyd_cuda.h"
-#include "../../lib/tensor/tensor_kernels.h"
+#include "../../gpu/tensor_gpu.h"
 #include "synth_weights.h"
 
 /* libglyd's own (not in its API): the blob described as the kernels see it,

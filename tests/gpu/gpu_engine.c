@@ -35,8 +35,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "glyd.h"
-#include "../../lib/infer/infer.h" /* glyd_gpuCudaSymbol */
+#include "glyd_llm.h"
+#include "../../llm/infer/infer.h" /* glyd_gpuCudaSymbol */
 
 static int g_failures;
 static int g_gpu = GLYD_GPU_CUDA; /* --emulated: the check on the CPU's emulation */

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/infer/infer.h"
+#include "../../llm/infer/infer.h"
 #include "harness.h"
 
 static const char* fixture(const char* name)

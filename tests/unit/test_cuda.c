@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "../../lib/tensor/tensor.h"
-#include "../../lib/tensor/tensor_kernels.h"
+#include "../../gpu/tensor_gpu.h"
 #include "harness.h"
 
 /* Codes src in a layout, decodes it through the emulated kernel; 1 if the

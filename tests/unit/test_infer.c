@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/infer/infer.h"
+#include "../../llm/infer/infer.h"
 #include "../../lib/tensor/tensor.h"
 #include "harness.h"
 
@@ -274,6 +274,22 @@ TEST(engine_refuses_bad_tokens_and_full_context)
     CHECK_ERR(glyd_llmForward(m, &ok, 1, 4, logits, 0), GLYD_error_parameter_outOfBound);
     CHECK_ERR(glyd_llmForward(m, &ok, 0, 0, logits, 0), GLYD_error_parameter_outOfBound);
     glyd_llmClose(m);
+}
+
+/* A backend outside glyd_gpuBackend is refused, named, before anything
+ * is read. */
+TEST(engine_refuses_an_unknown_backend)
+{
+    glyd_llmParams p;
+    char msg[256] = "";
+    size_t err;
+    memset(&p, 0, sizeof p);
+    p.gpu = (glyd_gpuBackend)7;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    CHECK(glyd_llmOpen(fixture(""), &p, &err) == NULL);
+    CHECK(glyd_getErrorCode(err) == GLYD_error_parameter_outOfBound);
+    CHECK(strstr(msg, "backend 7") != NULL);
 }
 
 /* A copy of the fixture folder with another config.json. */

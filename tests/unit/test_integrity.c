@@ -11,7 +11,7 @@
 
 #include <xxhash.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 #include "harness.h"
 
 static const char* stories(void)

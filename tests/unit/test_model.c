@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 #include "harness.h"
 
 static char* fixture_path(const char* name)

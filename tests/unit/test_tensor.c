@@ -4,7 +4,7 @@
 
 #include <xxhash.h>
 
-#include "../../lib/model/model.h"
+#include "../../llm/model/model.h"
 #include "../../lib/tensor/tensor.h"
 #include "harness.h"
 
@@ -349,7 +349,7 @@ TEST(tensor_info_and_errors)
     c = glyd_tensorCompress(blob, sizeof blob, v, 1000, GLYD_DTYPE_BF16, 100, glyd_tensor_entropy, 1);
     CHECK_OK(c);
     CHECK(glyd_getTensorInfo(&info, blob, c) == c);
-    CHECK(info.dtype == GLYD_DTYPE_BF16 && info.nbElements == 1000 && info.layout == GLYD_TLAYOUT_HUFFMAN);
+    CHECK(info.dtype == GLYD_DTYPE_BF16 && info.nbElements == 1000 && info.layout == glyd_tensor_entropy);
     CHECK(info.contentSize == 2000 && info.blobSize == c && info.unitSize % 100 == 0);
     CHECK_ERR(glyd_tensorCompress(blob, sizeof blob, v, 1000, (glyd_dtype)9, 0, glyd_tensor_auto, 1),
               GLYD_error_parameter_outOfBound);
@@ -361,6 +361,40 @@ TEST(tensor_info_and_errors)
     CHECK_ERR(glyd_tensorDecompress(v, 2000, blob, c, 1), GLYD_error_checksum_wrong);
     CHECK_ERR(glyd_tensorDecompress(v, 2000, "GLYT", 4, 1), GLYD_error_srcSize_truncated);
     CHECK(glyd_tensorCompressBound(10, (glyd_dtype)0) == 0);
+}
+
+/* glyd_getTensorInfo names each layout a blob can have with the enum that
+ * glyd_tensorCompress takes, and compression takes only the ones it can be
+ * asked for. */
+TEST(tensor_info_names_each_layout)
+{
+    uint16_t v[4096];
+    uint8_t blob[16384];
+    glyd_tensorInfo info;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    size_t c, i;
+    for (i = 0; i < 4096; i++) v[i] = (uint16_t)((0x3C00 + ((i % 7) << 7)) | (i & 0x7F));
+    c = glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_entropy, 1);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c && info.layout == glyd_tensor_entropy);
+    c = glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_fast, 1);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c && info.layout == glyd_tensor_fast);
+    c = glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_auto, 1);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c && info.layout == glyd_tensor_entropy);
+    /* one exponent everywhere: only the raw bits */
+    for (i = 0; i < 4096; i++) v[i] = (uint16_t)(0x3F80 | (i & 0x807F));
+    c = glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_auto, 1);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c && info.layout == glyd_tensor_constant);
+    /* random bits: stored as they are */
+    for (i = 0; i < 4096; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        v[i] = (uint16_t)x;
+    }
+    c = glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_auto, 1);
+    CHECK(glyd_getTensorInfo(&info, blob, c) == c && info.layout == glyd_tensor_stored);
+    CHECK_ERR(glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_stored, 1),
+              GLYD_error_parameter_outOfBound);
+    CHECK_ERR(glyd_tensorCompress(blob, sizeof blob, v, 4096, GLYD_DTYPE_BF16, 64, glyd_tensor_constant, 1),
+              GLYD_error_parameter_outOfBound);
 }
 
 /* Decodes hostile bytes; 1 if the result is an error or the original. */

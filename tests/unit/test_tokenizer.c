@@ -9,7 +9,7 @@
 #include <utf8proc.h>
 #include <xxhash.h>
 
-#include "../../lib/infer/infer.h"
+#include "../../llm/infer/infer.h"
 #include "harness.h"
 
 /* What each of the worst-case inputs may take: about 100 times what it

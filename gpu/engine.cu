@@ -2,15 +2,15 @@
  * engine.cu: the kernels of the GPU backend other than the products
  * (decode.cu): embedding rows, RMSNorm, the rotation and the paged cache,
  * attention, SwiGLU, the residual add, the greedy pick, and the widening of
- * decoded tiles for cuBLAS. Each thread's work is lib/infer/infer_kernels.h,
- * which the CPU emulation (lib/infer/gpu_emul.c) runs as well; here are the
+ * decoded tiles for cuBLAS. Each thread's work is gpu/engine_kernels.h,
+ * which the CPU emulation (gpu/emulated_device.c) runs as well; here are the
  * launches, the shared memory, the warps' butterflies and the barriers
  * between phases. Launchers are asynchronous on the given stream and
  * return 0 or the launch's CUDA error.
  */
 #include <cuda_runtime.h>
 
-#include "../lib/infer/infer_kernels.h"
+#include "engine_kernels.h"
 
 #define FULL_MASK 0xFFFFFFFFu
 #define ELEMENTWISE_THREADS 256
@@ -88,7 +88,7 @@ __global__ void rotate_kernel(gk_rotate a)
 }
 
 /* A block per (token, head, chunk of positions); the phases of
- * infer_kernels.h, the chunk's scores in shared memory. */
+ * engine_kernels.h, the chunk's scores in shared memory. */
 __global__ void attend_kernel(gk_attend a)
 {
     extern __shared__ float row[];
@@ -182,7 +182,7 @@ __global__ void penalize_kernel(float* __restrict__ x, const int* __restrict__ i
         x[ids[i]] = gk_penalized(x[ids[i]], penalty);
 }
 
-/* One block: the phases of infer_kernels.h's sampling candidates. */
+/* One block: the phases of engine_kernels.h's sampling candidates. */
 __global__ void topk_kernel(const float* __restrict__ x, uint64_t n, float temperature, unsigned k,
                             float* __restrict__ keys, int* __restrict__ ids)
 {

@@ -40,9 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "glyd.h"
+#include "glyd_tensor.h"
 #include "glyd_cuda.h"
-#include "../lib/tensor/tensor_kernels.h"
+#include "tensor_kernels.h"
 
 extern "C" size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
 extern "C" size_t glyd_tensorHuffmanRuns(const void* blob, const gk_tensor* t, const gk_huf_tables* tables,

@@ -1,8 +1,8 @@
 /*
- * infer_kernels.h: the work of the GPU backend's threads (gpu.c) other than
+ * engine_kernels.h: the work of the GPU backend's threads (backend.c) other than
  * products: norms, the rotation and the paged KV cache, attention, picking
  * the greedy token, reading embedding rows. Written once for the CUDA
- * kernels (cuda/engine.cu) and their emulation on the CPU (gpu_emul.c), so
+ * kernels (engine.cu) and their emulation on the CPU (emulated_device.c), so
  * that both split the work among threads alike and add every sum in the
  * same order. The launches, shared memory and synchronisation are the
  * callers': each function here is one thread's part of one phase.
@@ -12,10 +12,10 @@
  * fp32), keys and values in separate pages; a layer's page table lists
  * its pages' addresses.
  */
-#ifndef GLYD_INFER_KERNELS_H
-#define GLYD_INFER_KERNELS_H
+#ifndef GLYD_ENGINE_KERNELS_H
+#define GLYD_ENGINE_KERNELS_H
 
-#include "../tensor/tensor_kernels.h"
+#include "tensor_kernels.h"
 
 #ifndef __CUDACC__
 #  include <math.h>
@@ -422,4 +422,4 @@ GK_FN float gk_row_lane(const uint8_t* blob, const gk_tensor* t, uint64_t a, uin
     return gk_bits_float(gk_lane(blob, t, g, j, a, a + cols, esc, nbEsc));
 }
 
-#endif /* GLYD_INFER_KERNELS_H */
+#endif /* GLYD_ENGINE_KERNELS_H */

@@ -2,14 +2,18 @@
  * tensor_gpu.c: a checked blob described for the GPU kernels
  * (tensor_kernels.h): where its parts lie, and its decoding tables; and the
  * kernels' launches emulated on the CPU, thread by thread in the kernels'
- * order (cuda/decode.cu): what tests check the kernels' logic with, here
+ * order (gpu/decode.cu): what tests check the kernels' logic with, here
  * and on a GPU.
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "tensor.h"
-#include "tensor_kernels.h"
+#include "tensor_gpu.h"
+
+/* The kernels read a blob's layout byte as it is. */
+_Static_assert(GK_LAYOUT_STORED == GLYD_TLAYOUT_STORED && GK_LAYOUT_HUFFMAN == GLYD_TLAYOUT_HUFFMAN &&
+                   GK_LAYOUT_FAST == GLYD_TLAYOUT_FAST,
+               "the kernels' layout numbers are the blob's layout byte");
 
 size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor* t, gk_huf_tables* tables)
 {

@@ -755,12 +755,15 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     *error = 0;
     if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
     m->nbThreads = p && p->nbThreads ? p->nbThreads : (unsigned)GLYD_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
-    if (m->nbThreads > 256) m->nbThreads = 256;
+    if (m->nbThreads > GLYD_THREADS_MAX) m->nbThreads = GLYD_THREADS_MAX;
     m->kvF32 = p ? p->kvF32 : 0;
     m->plain = p ? p->plainWeights : 0;
     m->compact = p ? p->compactWeights : 0;
     m->checkWeights = p ? !p->skipWeightChecks : 1;
-    if (stat(path, &sb) != 0) {
+    if (p && (unsigned)p->gpu > (unsigned)GLYD_GPU_EMULATED) {
+        say(p, "backend %u: not a glyd_gpuBackend (GLYD_GPU_NONE, _CUDA or _EMULATED)", (unsigned)p->gpu);
+        r = GLYD_ERROR(parameter_outOfBound);
+    } else if (stat(path, &sb) != 0) {
         say(p, "%s: no such file or folder", path);
         r = GLYD_ERROR(io_failed);
     } else if (S_ISDIR(sb.st_mode)) {

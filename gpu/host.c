@@ -3,8 +3,7 @@
  * described for the kernels by libglyd's C code, so that the CUDA sources
  * need nothing but the kernels' header.
  */
-#include "../lib/tensor/tensor.h"
-#include "../lib/tensor/tensor_kernels.h"
+#include "tensor_gpu.h"
 
 size_t glyd_cudaDescribeBlob(const void* blob, size_t size, gk_tensor* t, gk_huf_tables* tables);
 

@@ -193,15 +193,16 @@ typedef struct {
 } glyd_llmWeights;
 
 /* ------------------------------------------------------------------------ */
-/* The GPU backend (gpu.c) and its devices                                   */
+/* The GPU backend (gpu/backend.c) and its devices                           */
 /* ------------------------------------------------------------------------ */
 
-#include "infer_kernels.h"
+#include "../../gpu/engine_kernels.h"
+#include "../../gpu/tensor_gpu.h"
 
 /* A device: memory, and the kernels the GPU backend launches, all on one
- * stream, in order. Two exist: CUDA's (cuda/, loaded from libglyd_cuda.so)
- * and an emulation on the CPU (gpu_emul.c) that runs each kernel's threads
- * in turn through the same per-thread code (infer_kernels.h), so that the
+ * stream, in order. Two exist: CUDA's (gpu/, loaded from libglyd_cuda.so)
+ * and an emulation on the CPU (gpu/emulated_device.c) that runs each kernel's threads
+ * in turn through the same per-thread code (gpu/engine_kernels.h), so that the
  * backend's logic is tested where no GPU is. Pointers are device memory;
  * sizes in bytes; every function returns 0 or an error, the device's reason
  * in lastError(). */

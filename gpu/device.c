@@ -13,7 +13,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "../lib/infer/infer.h"
+#include "../llm/infer/infer.h"
 
 int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1, uint16_t* out,
                                void* stream);

@@ -8,8 +8,10 @@
 
 #include <jansson.h>
 
-#include "../frame/frame.h"
-#include "../tensor/tensor.h"
+#include "glyd_llm.h"
+
+#include "../../lib/frame/frame.h"
+#include "../../lib/tensor/tensor.h"
 
 /* ------------------------------------------------------------------------ */
 /* safetensors                                                              */

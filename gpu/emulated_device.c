@@ -1,8 +1,8 @@
 /*
- * gpu_emul.c: a GPU device emulated on the CPU, for testing the GPU backend
- * (gpu.c) where no GPU is. Device memory is the heap; each kernel runs its
+ * emulated_device.c: a GPU device emulated on the CPU, for testing the GPU backend
+ * (backend.c) where no GPU is. Device memory is the heap; each kernel runs its
  * blocks, warps and threads in turn, through the same per-thread code as
- * the CUDA kernels (infer_kernels.h, tensor_kernels.h), phase by phase as
+ * the CUDA kernels (engine_kernels.h, tensor_kernels.h), phase by phase as
  * the kernels synchronise: the same work for each thread, every sum added
  * in the same order. Only the math library differs (expf, sinf, cosf).
  */
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "infer.h"
+#include "../llm/infer/infer.h"
 
 static size_t emu_memory(const glyd_gpuDevice* d, size_t* total, size_t* avail)
 {

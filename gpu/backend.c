@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "infer.h"
+#include "../llm/infer/infer.h"
 
 #define MAX_GEMV_BATCH 8
 #define PAGES_PER_STEP 4                   /* pages (of every layer) taken at a time */
