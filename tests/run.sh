@@ -2,7 +2,8 @@
 # tests/run.sh: runs every test suite and closes with the combined
 # "N passed, N failed" line. Suites: the unit tests (C), the CLI tests, the
 # refusals of `glyd run` (its options, config.json), the CLI against hostile
-# surroundings (devices, links, full disks, damage, kills).
+# surroundings (devices, links, full disks, damage, kills), the libraries as
+# installed (what they need and export, pkg-config, plain make).
 #
 #   tests/run.sh BUILD_DIR     (default: build)
 set -u
@@ -44,6 +45,12 @@ run_suite "unit tests" "$BUILD/unit_tests"
 run_suite "CLI tests" bash "$REPO/tests/cli/cli_test.sh" "$BUILD/glyd"
 run_suite "config tests" bash "$REPO/tests/cli/config_test.sh" "$BUILD/glyd"
 run_suite "hostile CLI tests" bash "$REPO/tests/cli/hostile_test.sh" "$BUILD/glyd"
+# They check the libraries as shipped: a sanitized build needs its runtime.
+if nm "$BUILD/glyd" 2>/dev/null | grep -q '__asan_init'; then
+    echo "== library tests: not run on a sanitized build"
+else
+    run_suite "library tests" bash "$REPO/tests/build/library_test.sh" "$BUILD"
+fi
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
