@@ -60,7 +60,7 @@
 
 #include "glyd_tensor.h"
 #include "glyd_cuda.h"
-#include "../../gpu/tensor_gpu.h"
+#include "../../gpu/tensor_kernels.h"
 #include "synth_weights.h"
 
 /* libglyd's own (not in its API): the blob described as the kernels see it,
