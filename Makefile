@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Glyd: `make` builds the libraries and the CLI; `make test` runs every test.
 #
 #   make               build/glyd, build/libglyd.{a,so} (the codec),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench.c: measures glyd against zstd, lz4, snappy, brotli and xz in one
  * process, through their C libraries, on the shared corpus; prints

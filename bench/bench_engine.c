@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_engine.c: the engine on compressed weights against the same engine
  * on plain bf16 weights: decode tokens/s at batch 1, prompt tokens/s, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_load.c: what checking a packed model's tensors at load costs. Each
  * packed model is opened with the check and without it (skipWeightChecks),

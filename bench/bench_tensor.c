@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_tensor.c: the tensor codec on a safetensors file, against its
  * Shannon bound and zstd -19, in one run: size in bits per weight (every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # bench_tokenizer.sh: times `glyd tokenize` on inputs made to find a
 # tokenizer's worst cases (digits, one emoji repeated, random bytes, one
 # long line without spaces, one run of line breaks) and on alice29.txt, and

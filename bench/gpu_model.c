@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_model.c: the GPU kernels (cuda/decode.cu) on the GPU benchmark's
  * matrices (tests/gpu/gpu_check.cu: the same shapes and synthetic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* benchmark.c: `glyd -b#`, in-memory compression and decompression speed
  * of files (or of a generated sample) at one level or a range of levels. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli.h: what the parts of the glyd command share: options, messages,
  * progress display and the file operations of the codec modes.

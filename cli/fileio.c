@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fileio.c: compression, decompression and testing of one input, with the
  * file conventions of zstd and lz4: FILE -> FILE.glyd and back, standard

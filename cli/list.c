@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* list.c: `glyd -l`, the facts of each frame in compressed files. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c: the glyd command: argument parsing and dispatch to the codec
  * modes (compress, -d, -t, -l, -b). Options follow zstd's and lz4's.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model_cmds.c: glyd pack, unpack, verify and info: packed models from the
  * command line, through the public API alone.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * output.c: the one way the glyd command writes an output.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * run_cmd.c: glyd run MODEL: runs a model from its compressed weights.
  * Token ids in, logits or greedy continuations out; the chat (tokenizer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* train.c: glyd --train FILES -o DICT: a dictionary from sample files. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* util.c: messages, sizes, clock and the progress line of the glyd command. */
 #include <errno.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu.c: the GPU backend, the host's side of it. The weights go to the
  * device as the engine holds them (fast-layout blobs, or plain bf16 read

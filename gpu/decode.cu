@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decode.cu: tensor blobs decoded on the GPU, whole (into bf16) or inside a
  * matrix-vector product. The per-thread work is lib/tensor/tensor_kernels.h,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * device.c: CUDA as a device of the GPU backend (lib/infer/gpu.c): memory,
  * copies and the kernels' launchers (decode.cu, engine.cu) behind the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * emulated_device.c: a GPU device emulated on the CPU, for testing the GPU backend
  * (backend.c) where no GPU is. Device memory is the heap; each kernel runs its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * engine.cu: the kernels of the GPU backend other than the products
  * (decode.cu): embedding rows, RMSNorm, the rotation and the paged cache,

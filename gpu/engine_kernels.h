@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * engine_kernels.h: the work of the GPU backend's threads (backend.c) other than
  * products: norms, the rotation and the paged KV cache, attention, picking

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * glyd_cuda.h: Glyd on the GPU, a C ABI over CUDA kernels (cuda/, built by
  * `make cuda` into build/cuda/libglyd_cuda.a, to link with libglyd.a and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * host.c: the host's half of uploading a tensor: the blob checked and
  * described for the kernels by libglyd's C code, so that the CUDA sources

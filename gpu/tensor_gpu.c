@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_gpu.c: a checked blob described for the GPU kernels
  * (tensor_kernels.h): where its parts lie, and its decoding tables; and the

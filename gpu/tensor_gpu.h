@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_gpu.h: tensor blobs prepared for the GPU kernels (tensor_kernels.h)
  * on the host, and the kernels' launches emulated on the CPU, thread by

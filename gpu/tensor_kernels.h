@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_kernels.h: the work of one GPU thread decoding a bf16 tensor blob
  * (docs/FORMAT.md, "Tensor blobs"), written once for the CUDA kernels

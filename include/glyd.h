@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * glyd.h: the public C API of libglyd, a general lossless compressor.
  *

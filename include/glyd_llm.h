@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * glyd_llm.h: the public C API of libglyd-llm: an inference engine that
  * runs a model with its weights kept in Glyd's tensor codec, its tokenizer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * glyd_tensor.h: floating-point tensors in Glyd's tensor codec, and packed
  * models (a model folder in one file, every tensor in the tensor codec).

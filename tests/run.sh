@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/run.sh: runs every test suite and closes with the combined
 # "N passed, N failed" line. Suites: the unit tests (C), the CLI tests, the
 # refusals of `glyd run` (its options, config.json), the CLI against hostile

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Reference renderings of multi-turn chats by Qwen3's own chat template
 (the fixture's tokenizer_config.json, through transformers), for the test
 of how `glyd run` writes a conversation's history into the KV cache.

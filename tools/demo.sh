@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/demo.sh: the main job on the bundled sample: compress it, verify the
 # frame, restore it byte for byte, and set the ratio beside zstd's.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tools/deps.sh: what the build needs, checked or installed.
 #
 #   tools/deps.sh check

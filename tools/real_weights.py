@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Real bf16 weights, measured side by side: glyd, zipnn, zstd -19 and the
 Shannon bound, with glyd's packing and decoding speeds.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * synth_model.c: a synthetic bf16 model of a real architecture's shape, for
  * speed tests only (never for ratio claims): a Hugging Face folder with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Makes the engine's test models: tiny random Qwen2, Qwen3 and Qwen3 with
 yarn rope scaling, in bf16 Hugging Face layout, with reference logits from
 transformers itself (fp32 compute on the bf16 weights).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bits.c: the out-of-line parts of the bit streams and varints. */
 #include "common.h"
 

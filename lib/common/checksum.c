@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* checksum.c: frame checksums, XXH64 or XXH3-64, with the AVX2 build of
  * XXH3 chosen at run time where the CPU has it. */
 #include "common.h"

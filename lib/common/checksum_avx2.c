@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* checksum_avx2.c: XXH3-64 inlined from xxhash.h and compiled with -mavx2
  * (the Makefile gives this file that flag on x86-64), so that its vector
  * loop runs 256 bits wide: about 3x the speed of the SSE2 build that

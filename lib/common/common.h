@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * common.h: the base layer shared by every part of libglyd: error plumbing,
  * allocation, little-endian memory access, bit streams and a thread pool.

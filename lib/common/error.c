@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* error.c: names and codes of the library's errors (see glyd_ErrorCode). */
 #include "common.h"
 

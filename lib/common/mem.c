@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* mem.c: allocation through the caller's glyd_customMem, or malloc/free. */
 #include <stdlib.h>
 

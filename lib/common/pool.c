@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pool.c: a fixed set of worker threads fed from a bounded job queue. */
 #include <pthread.h>
 #include <unistd.h>

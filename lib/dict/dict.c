@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dict.c: dictionaries: the file format (docs/FORMAT.md, "Dictionaries")
  * and training from samples.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dict.h: dictionaries: content that frames may refer to as if it preceded
  * them (docs/FORMAT.md, "Dictionaries"), and training from samples.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * entropy.h: histograms, tANS (table-driven asymmetric numeral systems, as
  * in FSE) and length-limited canonical Huffman coding. Shared by every codec

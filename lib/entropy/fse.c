@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fse.c: tANS tables: normalization of a histogram, the compact description
  * of a normalized distribution, and the encoding and decoding tables. */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* histogram.c: symbol counting, the first step of every entropy coder. */
 #include "entropy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* huf_dec.c: reading Huffman table descriptions and decoding one or four
  * interleaved streams with a single-lookup table. */
 #include "entropy.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* huf_enc.c: length-limited Huffman codes (package-merge), their compact
  * description, and encoding into one or four backward bit streams. */
 #include <stdlib.h>

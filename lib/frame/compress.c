@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * compress.c: the compression context: parameters, one-shot and streaming
  * compression, and compression of independent segments on worker threads.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decompress.c: the decompression context: one-shot decoding (segments in
  * parallel on worker threads when asked), streaming decoding through a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame.h: the container (docs/FORMAT.md, "Frames"): frame header, block
  * headers, content checksum, independent segments and their seek table,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* api.c: version, bounds and level queries. */
 #include "frame.h"
 

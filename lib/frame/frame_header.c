@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * frame_header.c: reading and writing frame headers, walking a frame's
  * blocks without decoding them, seek tables, skippable frames, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * block_dec.c: decoding of a compressed block: literals section, sequence
  * tables, and the loop that decodes sequences and executes them. Every

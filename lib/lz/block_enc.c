@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * block_enc.c: the LZ compression context and block encoder. A block is
  * parsed into sequences by the level's finder, then coded: literals with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fastblock.c: the fast block (docs/FORMAT.md, section 16), encoder and
  * decoder. No entropy coding: a block is four byte streams, literals,

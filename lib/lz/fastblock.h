@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fastblock.h: the fast block (docs/FORMAT.md, section 16): a byte-aligned
  * LZ block with no entropy coding, for the --fast levels. Its encoder is a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ldm.c: long-distance matching. A rolling hash runs over the input; where
  * its top bits are all zero (about one position in 2^rateLog, decided by the

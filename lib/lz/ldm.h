@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ldm.h: long-distance matching (--long). The level's finder sees only as
  * far back as its hash tables remember, a few MiB at most; this finder sees

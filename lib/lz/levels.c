@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* levels.c: what each compression level means for the match finder. */
 #include "lz.h"
 

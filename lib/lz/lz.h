@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * lz.h: the LZ77 layer: match finders and parsers that turn bytes into
  * sequences (literal run, match length, offset), and the block coder that

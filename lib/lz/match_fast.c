@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * match_fast.c: the fastest finders. "fast" probes one hash table once per
  * position and skips ahead faster the longer it finds nothing; "dfast" adds

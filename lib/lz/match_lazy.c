@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * match_lazy.c: hash-chain finders for the middle levels. Every position is
  * chained to the previous one with the same hash; a search walks the chain

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * match_opt.c: the finder and parser of the high levels (btopt, btultra,
  * btultra2).

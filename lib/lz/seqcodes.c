@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* seqcodes.c: the code tables of sequence fields (docs/FORMAT.md,
  * "Sequence codes") and the predefined distributions. */
 #include "lz.h"

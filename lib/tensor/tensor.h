@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor.h: lossless codecs for floating-point tensors (docs/FORMAT.md,
  * "Tensor blobs"). Each element splits into an 8-bit symbol that carries

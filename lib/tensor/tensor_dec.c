@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_dec.c: parsing and decoding of tensor blobs. Every size and offset
  * of a blob is checked against the blob before use, so that hostile blobs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_enc.c: compression of a tensor into a blob. Two passes over the
  * input: a histogram of the symbols, then, unit by unit, the split into

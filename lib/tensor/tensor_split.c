@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tensor_split.c: how each dtype splits into an entropy-coded symbol and raw
  * planes, and back. Joining runs on every decode, so it has an AVX2 path,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * config.c: the fields of a Hugging Face config.json that the forward pass
  * needs, with the defaults transformers applies, and the rotary embedding's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * forward.c: a model opened from a Hugging Face folder or a packed model,
  * its KV cache, and the forward pass, readable top to bottom:

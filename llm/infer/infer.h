@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * infer.h: the engine. The forward pass of dense decoder models as Hugging
  * Face defines them (Llama, Qwen2, Qwen3), run on the CPU while the weights

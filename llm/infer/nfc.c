@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * nfc.c: Unicode NFC of UTF-8 text in time and memory linear in its
  * length, byte for byte what utf8proc_map gives with UTF8PROC_STABLE |

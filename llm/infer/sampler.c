@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sampler.c: the next token from logits, as transformers' generate() picks
  * it: repetition penalty, then greedy (temperature 0) or temperature, top-k,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tokenizer.c: byte-level BPE as Hugging Face's tokenizer.json describes it
  * (the GPT-2 family: Qwen, Llama 3): added tokens matched in the raw text

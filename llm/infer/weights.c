@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * weights.c: bf16 matrices, plain or in the tensor codec, and the products
  * the forward pass needs from them. A coded matrix is decoded a unit (whole

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* files.c: whole files in memory: mapped when regular, read otherwise. */
 #include <fcntl.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hf_config.c: the Hugging Face side of a model folder: the sharding index
  * that maps tensor names to safetensors files, and the writing of
  * safetensors headers. config.json is the engine's to read (infer/config.c),

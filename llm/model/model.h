@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * model.h: model files: the safetensors format (strictly checked), sharded
  * models, and the packed model that holds a whole model folder with every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pack_read.c: opening a packed model and decoding its files and tensors.
  * The index is checked whole before anything is used: blob ranges inside

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pack_write.c: glyd_packModel: a model folder into one packed file. Every
  * file becomes a blob at a 64-byte boundary: safetensors files as their

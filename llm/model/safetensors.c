@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* safetensors.c: a strict reader of the safetensors format: an 8-byte
  * little-endian header size, a JSON header mapping tensor names to dtype,
  * shape and byte range, then the tensors' bytes. */

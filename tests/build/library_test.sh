@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/build/library_test.sh: the libraries as a user gets them. libglyd
 # needs nothing beyond libc, libm, pthreads and libxxhash and exports the
 # codec alone; libglyd-llm exports packed models and the engine; a program
@@ -234,6 +235,17 @@ begin "plain make, every library present, installs nothing either"
 run env PATH="$CAP/bin:$PATH" make -C "$REPO" --no-print-directory BUILD="$CAP/b2" "$CAP/b2/.deps-checked"
 want_rc 0
 [ -e "$CAP/installs" ] && WHY=${WHY:-"tried to install: $(cat "$CAP/installs")"}
+finish
+
+# 5. The licence
+begin "every source file opens with its SPDX licence line"
+unlicensed=$(cd "$REPO" && git ls-files 2>/dev/null |
+    grep -E '\.(c|h|cu|cuh|cc|cpp|sh|py|sed|pc\.in|1)$|(^|/)(Makefile|run|commit-msg)$' |
+    grep -vE '^(tests/data|samples|tests/fuzz/seeds-)' |
+    while read -r f; do head -n 2 "$f" | grep -q 'SPDX-License-Identifier: BSD-3-Clause' || echo "$f"; done)
+[ -n "$(cd "$REPO" && git ls-files 2>/dev/null | head -n 1)" ] || WHY="not a git checkout: nothing to check"
+[ -z "$unlicensed" ] || WHY="without it: $(echo "$unlicensed" | head -n 10 | tr '\n' ' ')"
+grep -q 'BSD 3-Clause License' "$REPO/LICENSE" || WHY=${WHY:-"LICENSE is not the BSD-3-Clause text"}
 finish
 
 summary_and_exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The chat of `glyd run`, driven through a pseudo-terminal as a person
 would: a reply streams, /reset forgets, Ctrl-C stops a reply and not the
 program, /exit quits. The model is the stories260K fixture with a small

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/cli/cli_test.sh: end-to-end tests of the glyd command line.
 #
 #   bash tests/cli/cli_test.sh [path/to/glyd]     (default: build/glyd of this repository)

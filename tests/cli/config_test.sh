@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/cli/config_test.sh: what `glyd run` refuses before a model runs: the
 # numbers of its options, at argument parsing, and config.json values the
 # engine cannot use, on a copy of the stories260K fixture. Each refusal is

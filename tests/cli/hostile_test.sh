@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/cli/hostile_test.sh: the glyd command against hostile surroundings:
 # outputs that are device nodes, FIFOs and symbolic links, full devices on
 # every output and on standard output, --rm with outputs that are not files,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/cli/testlib.sh: what the CLI suites share, sourced by each: the
 # counts and their closing "N passed, N failed" line, running a command with
 # its outputs kept in $CAP/out and $CAP/err, and checks that record the

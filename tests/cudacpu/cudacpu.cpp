@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cudacpu.cpp: the scheduler of cudacpu.h's fibers, and the runtime API
  * and cuBLAS calls of include/ on the CPU.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cudacpu.h: the language of CUDA kernels on the CPU, so that the
  * project's kernels run, unchanged, where there is no GPU.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # A CUDA source made C++ for cudacpu.h, line for line: a launch
 # `k<<<grid, block[, smem[, stream]]>>>(args)` becomes
 # `cudacpu::launch(k, grid, block[, smem[, stream]])(args)`; dynamic

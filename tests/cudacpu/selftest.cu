@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * selftest.cu: cudacpu's own checks. Its kernels are CUDA, made C++ by
  * kernels.sed as the project's are: what a warp's shuffles give, barriers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_config.c: hostile config.json for the engine's reader. A refusal is
  * one line naming config.json; a config it accepts holds every invariant
  * the engine relies on (shapes in bounds and in agreement, 64-bit products

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_cuda.cc: hostile tensor blobs through the CUDA kernels themselves,
  * run on the CPU (tests/cudacpu): whatever a blob the upload accepts holds,
  * the kernels read only inside it (ASan sees cudaMalloc's exact bytes);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_decompress.c: hostile bytes through every decoding entry point:
  * one-shot (one thread and several), streaming with tiny buffers, frame
  * queries and random access. Nothing may crash or touch memory it does not

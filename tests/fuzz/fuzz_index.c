@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_index.c: hostile indexes of a packed model whose other parts are
  * sound. The input is the index's JSON; the harness puts it after the
  * header and blobs of a real packed model (GLYD_FUZZ_PACKED, by default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_pack.c: hostile packed models: the index checks, then every file
  * extracted through the checksums. Input: a u32 index length, the body,
  * then the index; the harness adds the header and a valid trailer so that

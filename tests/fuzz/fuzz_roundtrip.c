@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_roundtrip.c: any input, compressed with parameters drawn from its
  * first bytes, must decompress to itself, one-shot and with threads. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_stream.c: streaming compression and decompression with buffer sizes
  * and flushes drawn from the input must give back the input. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_tensor.c: hostile tensor blobs through every decoding path (whole
  * tensor, one and several threads; units alone, on each SIMD path; the GPU
  * kernels' threads, emulated), and hostile safetensors headers through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_tokenizer.c: hostile tokenizer.json files and texts. The input is a
  * tokenizer.json, a NUL byte, then a text to encode. The text's NFC must be
  * utf8proc_map's, and refused where utf8proc_map refuses it (not UTF-8);

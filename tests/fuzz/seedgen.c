@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* seedgen.c: seed inputs for fuzz_tensor and fuzz_cuda (blobs of every layout and dtype)
  * and fuzz_pack (a small packed model, in the harness's input form).
  *   seedgen TENSOR_DIR PACK_DIR */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_check.cu: the GPU kernels on a real device, against the CPU.
  *

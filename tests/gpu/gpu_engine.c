@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gpu_engine.c: the engine's GPU backend on a CUDA GPU (tests/gpu/run.sh).
  *

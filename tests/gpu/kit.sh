@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/gpu/kit.sh DIR: what tests/gpu/run.sh needs on a GPU machine that
 # cannot build the project (no -dev packages, no registry to fetch them
 # from) and does not see ../shared: the programs built here, the few

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # tests/gpu/run.sh: the GPU checks, in one run on a machine with an NVIDIA
 # GPU (a few minutes on one H200). Builds the library, the kernels and
 # libglyd_cuda.so, runs the CPU emulation tests of the kernels and of the

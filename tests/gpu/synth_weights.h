@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * synth_weights.h: the GPU benchmark's synthetic weights, for the benchmark
  * (gpu_check.cu) and for its model on the CPU (bench/gpu_model.c), which

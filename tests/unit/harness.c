@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* harness.c: the test runner: registry, failure reporting, test data. */
 #include <dirent.h>
 #include <stdlib.h>

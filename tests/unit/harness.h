@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * harness.h: a minimal test harness. TEST(name) defines and registers a
  * test; CHECK* record failures without stopping the test. The runner prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_common.c: the base layer: errors, varints, bit streams, thread pool. */
 #include <stdatomic.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_config.c: config.json as the engine reads it. Real configs (the
  * stories260K fixture, the tiny models of tests/data, and those of Qwen3,
  * Qwen2.5 and Llama 3 models in tests/data/configs) give the fields

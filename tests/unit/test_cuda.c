@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_cuda.c: the GPU decoding kernels' per-thread work
  * (lib/tensor/tensor_kernels.h), run on the CPU the way the kernels run it
  * (glyd_tensorEmulateDecode, glyd_tensorEmulateGemv: a block per unit, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_dict.c: dictionaries: training on real records, compression and
  * decompression with them (one-shot, streamed, every level kind), frames
  * that name a dictionary, and wrong, missing or damaged dictionaries. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_entropy.c: histograms, tANS tables and streams, Huffman codes. */
 #include <math.h>
 #include <stdlib.h>

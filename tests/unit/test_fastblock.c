@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_fastblock.c: the fast block of the --fast levels (docs/FORMAT.md,
  * section 16): round trips through every API path, edge cases, segments on
  * workers, and hostile blocks and frames, which must fail cleanly. */

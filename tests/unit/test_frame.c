@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_frame.c: the public API: one-shot and streaming round trips over the
  * corpus, edge cases, segments and random access, parameters, allocators,
  * and hostile input of every kind. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_infer.c: the engine against reference logits of the stories260K
  * Llama (from an independent implementation), from its folder and from a
  * packed model; coded against plain weights bit for bit; greedy decoding;

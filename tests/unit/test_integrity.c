@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_integrity.c: a packed model's tensors are checked against its index
  * wherever the engine uses them. One damaged byte in any tensor of a pack
  * of the stories260K fixture, in either layout, stops glyd_llmOpen with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_long.c: long-distance matching (glyd_c_longMatching, --long):
  * repeats far beyond the level's reach are found, in one shot, streamed, and
  * on workers; output always decodes to the input. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_lz.c: sequence codes, repeat offsets, every match finder, and the
  * block coder, checked against an independent reference decoder. */
 #include <stdlib.h>

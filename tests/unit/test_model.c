@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_model.c: safetensors reading and writing, sharding indexes, and
  * packed models: packing, extraction, hostile files. */
 #include <stdlib.h>

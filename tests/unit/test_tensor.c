@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_tensor.c: the tensor codec: every bit pattern of every dtype, odd
  * shapes, layouts, threads, unit-level decoding, and hostile blobs. */
 #include <stdlib.h>

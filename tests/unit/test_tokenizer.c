@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_tokenizer.c: the Qwen3 tokenizer on inputs made to find worst cases
  * (megabytes of digits, of one emoji, of random bytes, of one line without
  * spaces, of combining marks), each within a generous time bound, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cublas_v2.h of cudacpu: the cuBLAS calls the project makes, as plain
  * loops on the CPU (fp32 sums in k's order). C and C++.

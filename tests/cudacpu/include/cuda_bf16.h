@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuda_bf16.h of cudacpu: the bf16 type, as storage, and the host's conversion to it. */
 #ifndef CUDACPU_BF16_H
 #define CUDACPU_BF16_H

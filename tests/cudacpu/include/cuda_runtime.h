@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuda_runtime.h of cudacpu: the runtime API, and in C++ the language of
  * kernels (cudacpu.h), as nvcc gives them to every .cu file.

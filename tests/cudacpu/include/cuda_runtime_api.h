@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cuda_runtime_api.h of cudacpu: the part of CUDA's runtime API that the
  * project's kernels and their hosts use, carried out on the CPU, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cub/block/block_scan.cuh of cudacpu: BlockScan's exclusive sum, through
  * its storage and one barrier, as CUB's: the caller syncs before the
