@@ -1265,11 +1265,10 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
 
 #define GK_ROWS_WARPS       8 /* warps of a rows block, or fewer where shared memory is short */
 #define GK_ROWS_FAST_BLOCKS 4 /* blocks a multiprocessor a fast product at batch 1 is built for (64 registers) */
-#define GK_ROWS_HELD_BLOCKS 3 /* and one holding its next step in registers (80) */
 
-/* Shared memory of a fast-layout rows block with no steps staged: x
- * (vectors x stride floats), a patch slot per thread, and per warp an
- * escape window of 32 words and two escape counts. */
+/* Shared memory of a fast-layout rows block: x (vectors x stride
+ * floats), a patch slot per thread, and per warp an escape window of 32
+ * words and two escape counts. */
 GK_FN uint64_t gk_rows_fast_smem(const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     return 4 * (uint64_t)vectors * gk_rows_stride(gk_rows_span(t, cols)) +
