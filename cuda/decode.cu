@@ -952,26 +952,8 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
 /* Host                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* A blob (t describing it) into its form on the device, as
- * gk_device_form places its parts, the pads between them zeros. */
-static cudaError_t upload_form(uint8_t* dst, const uint8_t* src, const gk_tensor* t, const uint64_t pad[2])
-{
-    uint64_t const at[4] = { 0, t->planes, t->codePlanes, t->blobSize };
-    uint64_t shift = 0;
-    cudaError_t e;
-    if (!pad[0] && !pad[1]) return cudaMemcpy(dst, src, t->blobSize, cudaMemcpyHostToDevice);
-    e = cudaMemset(dst, 0, t->blobSize + pad[0] + pad[1]);
-    for (int k = 0; k < 3 && e == cudaSuccess; k++) {
-        shift += k ? pad[k - 1] : 0;
-        e = cudaMemcpy(dst + at[k] + shift, src + at[k], at[k + 1] - at[k], cudaMemcpyHostToDevice);
-    }
-    return e;
-}
-
 extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size, size_t* error)
 {
-    gk_tensor host;
-    uint64_t pad[2];
     glyd_cudaTensor* const t = (glyd_cudaTensor*)calloc(1, sizeof(glyd_cudaTensor));
     gk_huf_tables* const tables = (gk_huf_tables*)malloc(sizeof(gk_huf_tables));
     cudaError_t e;
@@ -989,11 +971,9 @@ extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size,
         return NULL;
     }
     *error = 0;
-    host = t->t;
-    gk_device_form(&host, &t->t, pad);
-    t->bytes = t->t.blobSize + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof(gk_huf_tables) : 0);
-    e = cudaMalloc((void**)&t->blob, t->t.blobSize);
-    if (e == cudaSuccess) e = upload_form(t->blob, (const uint8_t*)blob, &host, pad);
+    t->bytes = size + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof(gk_huf_tables) : 0);
+    e = cudaMalloc((void**)&t->blob, size);
+    if (e == cudaSuccess) e = cudaMemcpy(t->blob, blob, size, cudaMemcpyHostToDevice);
     if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN) {
         e = cudaMalloc((void**)&t->tables, sizeof(gk_huf_tables));
         if (e == cudaSuccess) e = cudaMemcpy(t->tables, tables, sizeof(gk_huf_tables), cudaMemcpyHostToDevice);

@@ -95,26 +95,6 @@ static size_t upload(gpu_backend* g, void* dst, const void* src, size_t size)
     return g->d->upload(g->d, *(void**)dst, src, size);
 }
 
-/* A tensor blob (t describing it) into its form on the device
- * (gk_device_form: the fast layout's planes and codes 16-byte aligned),
- * *dev describing it there. */
-static size_t upload_blob(gpu_backend* g, uint8_t** dst, const uint8_t* src, const gk_tensor* t, gk_tensor* dev)
-{
-    static const uint8_t kZeros[16];
-    uint64_t pad[2], shift = 0;
-    uint64_t const at[4] = { 0, t->planes, t->codePlanes, t->blobSize };
-    int k;
-    gk_device_form(t, dev, pad);
-    if (!pad[0] && !pad[1]) return upload(g, dst, src, (size_t)t->blobSize);
-    FORWARD_IF_ERROR(dev_alloc(g, dst, (size_t)dev->blobSize));
-    for (k = 0; k < 3; k++) {
-        if (k && pad[k - 1]) FORWARD_IF_ERROR(g->d->upload(g->d, *dst + at[k] + shift, kZeros, (size_t)pad[k - 1]));
-        shift += k ? pad[k - 1] : 0;
-        FORWARD_IF_ERROR(g->d->upload(g->d, *dst + at[k] + shift, src + at[k], (size_t)(at[k + 1] - at[k])));
-    }
-    return 0;
-}
-
 static size_t upload_floats(gpu_backend* g, float** dst, const float* src, size_t n, int weights)
 {
     *dst = NULL;
@@ -180,14 +160,8 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
                  dst->t.unitSize);
         RETURN_ERROR(model_unsupported, "units");
     }
-    if (dst->t.layout == GK_LAYOUT_FAST) {
-        gk_tensor const coded = dst->t;
-        FORWARD_IF_ERROR(upload_blob(g, &dst->blob, (const uint8_t*)src, &coded, &dst->t));
-        size = (size_t)dst->t.blobSize;
-    } else {
-        FORWARD_IF_ERROR(upload(g, &dst->blob, src, size));
-    }
     g->weightBytes += size;
+    FORWARD_IF_ERROR(upload(g, &dst->blob, src, size));
     if (dst->t.layout == GK_LAYOUT_FAST && gk_rows_shape(&dst->t, m->cols)) {
         /* the rows kernel reads the codes as nibbles */
         FORWARD_IF_ERROR(g->d->nibbles(g->d, dst->blob, &dst->t));
