@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * gpu_model.c: the GPU kernels (cuda/decode.cu) on the GPU benchmark's
+ * gpu_model.c: the GPU kernels (gpu/decode.cu) on the GPU benchmark's
  * matrices (tests/gpu/gpu_check.cu: the same shapes and synthetic
  * weights), counted on the CPU, for when no GPU is at hand: the rows
  * kernel's products in both layouts, and the bulk decoding of the entropy
@@ -459,18 +459,15 @@ static void report(const char* name, uint64_t rows, uint64_t cols, const model_c
 }
 
 /* How the rows kernel's warps share a product's steps (fast layout,
- * batch 1; plain steps, or the next held in registers): the grid fills the
- * device, each block's warps taking items (units, or one part of a row
- * where units are parts of rows: the grid's y, a wave of blocks a part once
- * the device is full) every stride items from their first, a step after
- * another. A warp's chain of steps is what latency lengthens: a step waits
- * on its loads, then on its instructions, and the next one's loads are not
- * issued before. The floor divided by the longest chain is what a step may
- * take for the product to run at its floor. Held, a step's loads are issued
- * a step ahead, so a step waits on the longer of its loads and its
- * instructions, not on their sum; at 80 registers a thread, 3 blocks fit a
- * multiprocessor, not 4, and the chains are longer. */
-static void chains(uint64_t rows, uint64_t cols, const model_count* c, int held)
+ * batch 1): the grid fills the device, each block's warps taking items
+ * (units, or one part of a row where units are parts of rows: the grid's
+ * y, a wave of blocks a part once the device is full) every stride items
+ * from their first, a step after another. A warp's chain of steps is what
+ * latency lengthens: a step waits on its loads, then on its instructions,
+ * and the next one's loads are not issued before. The floor divided by the
+ * longest chain is what a step may take for the product to run at its
+ * floor. */
+static void chains(uint64_t rows, uint64_t cols, const model_count* c)
 {
     gk_tensor t;
     double hbm, issue, smem;
@@ -484,7 +481,7 @@ static void chains(uint64_t rows, uint64_t cols, const model_count* c, int held)
         /* the launch of decode.cu's launch_rows, at the occupancy its
          * launch bounds ask for (registers) unless shared memory holds
          * fewer blocks */
-        unsigned const byRegs = held ? GK_ROWS_HELD_BLOCKS : GK_ROWS_FAST_BLOCKS;
+        unsigned const byRegs = GK_ROWS_FAST_BLOCKS;
         uint64_t const bytes = gk_rows_fast_smem(&t, cols, 1, GK_ROWS_WARPS);
         unsigned const bySmem = (unsigned)(SM_SMEM / (bytes + BLOCK_SMEM));
         unsigned const perSm = byRegs < bySmem ? byRegs : bySmem;
@@ -494,8 +491,8 @@ static void chains(uint64_t rows, uint64_t cols, const model_count* c, int held)
         uint64_t const waves = (g.blocks * g.perRow + full - 1) / full;
         uint64_t const perWarp = (g.items + g.blocks * GK_ROWS_WARPS - 1) / (g.blocks * GK_ROWS_WARPS);
         uint64_t const longest = waves * perWarp * stepsPerItem;
-        printf("| %llux%llu | %s | %u | %llu x %llu | %.1f KiB | %u (%s) | %llu | %llu | %llu | %.1f | %.2f |\n",
-               (unsigned long long)rows, (unsigned long long)cols, held ? "held" : "plain", t.unitSize,
+        printf("| %llux%llu | %u | %llu x %llu | %.1f KiB | %u (%s) | %llu | %llu | %llu | %.1f | %.2f |\n",
+               (unsigned long long)rows, (unsigned long long)cols, t.unitSize,
                (unsigned long long)g.items, (unsigned long long)g.perRow, bytes / 1024.0, perSm,
                byRegs <= bySmem ? "registers" : "shared memory",
                (unsigned long long)(g.blocks * GK_ROWS_WARPS), (unsigned long long)waves, (unsigned long long)longest,
@@ -601,16 +598,15 @@ int main(int argc, char** argv)
            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (s = 0; s < 3; s++)
         if (!model_shape(kShapes[s][0], kShapes[s][1], 5 + (uint64_t)s, &in, &bulk[s], &fast[s])) return 1;
-    printf("\nThe fast layout's products as launched (batch 1; plain steps, or the next one held in registers):\n"
+    printf("\nThe fast layout's products as launched (batch 1):\n"
            "items (units, or parts of rows) x parts a row; shared memory a block; blocks a multiprocessor and what\n"
            "holds them to it; the warps a part takes, in waves of blocks; the steps a warp takes one after another,\n"
            "at most and on the mean of the warps the device holds; and what a step may take for the product to run\n"
            "at its floor:\n\n"
-           "| rows x cols | steps | unit | items x parts | shared memory | blocks a multiprocessor | warps | waves "
+           "| rows x cols | unit | items x parts | shared memory | blocks a multiprocessor | warps | waves "
            "| longest chain (steps) | mean chain (steps) | a step at the floor (us) |\n"
-           "| --- | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
-    for (s = 0; s < 3; s++)
-        for (int held = 0; held < 2; held++) chains(kShapes[s][0], kShapes[s][1], &fast[s], held);
+           "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |\n");
+    for (s = 0; s < 3; s++) chains(kShapes[s][0], kShapes[s][1], &fast[s]);
     printf("\nBulk decoding into bf16, entropy layout (huffman_groups_kernel; MB read and written):\n\n"
            "| rows x cols | warp passes | group steps | MB | HBM (us) | warp instructions (M) | issue (us) "
            "| shared-memory wavefronts (M) | shared memory (us) | floor (us) | bf16 out (TB/s) |\n"

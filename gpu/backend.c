@@ -96,26 +96,6 @@ static size_t upload(gpu_backend* g, void* dst, const void* src, size_t size)
     return g->d->upload(g->d, *(void**)dst, src, size);
 }
 
-/* A tensor blob (t describing it) into its form on the device
- * (gk_device_form: the fast layout's planes and codes 16-byte aligned),
- * *dev describing it there. */
-static size_t upload_blob(gpu_backend* g, uint8_t** dst, const uint8_t* src, const gk_tensor* t, gk_tensor* dev)
-{
-    static const uint8_t kZeros[16];
-    uint64_t pad[2], shift = 0;
-    uint64_t const at[4] = { 0, t->planes, t->codePlanes, t->blobSize };
-    int k;
-    gk_device_form(t, dev, pad);
-    if (!pad[0] && !pad[1]) return upload(g, dst, src, (size_t)t->blobSize);
-    FORWARD_IF_ERROR(dev_alloc(g, dst, (size_t)dev->blobSize));
-    for (k = 0; k < 3; k++) {
-        if (k && pad[k - 1]) FORWARD_IF_ERROR(g->d->upload(g->d, *dst + at[k] + shift, kZeros, (size_t)pad[k - 1]));
-        shift += k ? pad[k - 1] : 0;
-        FORWARD_IF_ERROR(g->d->upload(g->d, *dst + at[k] + shift, src + at[k], (size_t)(at[k + 1] - at[k])));
-    }
-    return 0;
-}
-
 static size_t upload_floats(gpu_backend* g, float** dst, const float* src, size_t n, int weights)
 {
     *dst = NULL;
@@ -181,14 +161,8 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
                  dst->t.unitSize);
         RETURN_ERROR(model_unsupported, "units");
     }
-    if (dst->t.layout == GK_LAYOUT_FAST) {
-        gk_tensor const coded = dst->t;
-        FORWARD_IF_ERROR(upload_blob(g, &dst->blob, (const uint8_t*)src, &coded, &dst->t));
-        size = (size_t)dst->t.blobSize;
-    } else {
-        FORWARD_IF_ERROR(upload(g, &dst->blob, src, size));
-    }
     g->weightBytes += size;
+    FORWARD_IF_ERROR(upload(g, &dst->blob, src, size));
     if (dst->t.layout == GK_LAYOUT_FAST && gk_rows_shape(&dst->t, m->cols)) {
         /* the rows kernel reads the codes as nibbles */
         FORWARD_IF_ERROR(g->d->nibbles(g->d, dst->blob, &dst->t));
@@ -232,62 +206,6 @@ static size_t open_buffers(gpu_backend* g)
     FORWARD_IF_ERROR(dev_alloc(g, &g->kTable, (size_t)(c->nbLayers * g->maxPages) * sizeof(void*)));
     FORWARD_IF_ERROR(dev_alloc(g, &g->vTable, (size_t)(c->nbLayers * g->maxPages) * sizeof(void*)));
     return 0;
-}
-
-/* Where the device has settings of the steps its products fetch ahead
- * (tune), a decoding step's products (batch 1) timed at each, once a
- * shape, going round the model's matrices of that shape as a step does:
- * so that each reads from memory, not from L2, where they pass it. */
-static size_t tune_products(gpu_backend* g)
-{
-    glyd_llmConfig const* const c = &g->cfg;
-    size_t const most = (size_t)c->nbLayers * GLYD_W_KINDS + 1;
-    const gpu_matrix** const all = (const gpu_matrix**)malloc(sizeof(*all) * most);
-    const uint8_t** const blobs = (const uint8_t**)malloc(sizeof(*blobs) * most);
-    const gk_tensor** const ts = (const gk_tensor**)malloc(sizeof(*ts) * most);
-    float *x = NULL, *y = NULL, *pattern = NULL;
-    uint64_t mostRows = 0, mostCols = 0;
-    size_t n = 0, i, j, r = 0;
-    unsigned l, k;
-    if (!g->d->tune) {
-        free(all), free(blobs), free(ts);
-        return 0;
-    }
-    if (!all || !blobs || !ts) r = GLYD_ERROR(memory_allocation);
-    for (l = 0; l < c->nbLayers && !r; l++)
-        for (k = 0; k < GLYD_W_KINDS; k++) all[n++] = &g->layers[l].w[k];
-    if (!r) all[n++] = &g->head;
-    for (i = 0; i < n && !r; i++) {
-        mostRows = GLYD_MAX(mostRows, all[i]->rows);
-        mostCols = GLYD_MAX(mostCols, all[i]->cols);
-    }
-    if (!r) r = dev_alloc(g, &x, sizeof(float) * mostCols);
-    if (!glyd_isError(r)) r = dev_alloc(g, &y, sizeof(float) * mostRows);
-    if (!glyd_isError(r) && !(pattern = (float*)malloc(sizeof(float) * mostCols))) r = GLYD_ERROR(memory_allocation);
-    if (!glyd_isError(r)) {
-        for (i = 0; i < mostCols; i++) pattern[i] = (float)((i * 2654435761u) % 2001) / 1000.0f - 1.0f;
-        r = g->d->upload(g->d, x, pattern, sizeof(float) * mostCols);
-    }
-    /* each shape at its first matrix, with every matrix of that shape after it */
-    for (i = 0; i < n && !glyd_isError(r); i++) {
-        gpu_matrix const* const m = all[i];
-        unsigned count = 0;
-        int seen = m->t.layout != GK_LAYOUT_FAST;
-        for (j = 0; j < i && !seen; j++)
-            seen = all[j]->rows == m->rows && all[j]->cols == m->cols && all[j]->t.layout == GK_LAYOUT_FAST;
-        if (seen) continue;
-        for (j = i; j < n; j++)
-            if (all[j]->rows == m->rows && all[j]->cols == m->cols && all[j]->t.layout == GK_LAYOUT_FAST &&
-                all[j]->t.codeForm == m->t.codeForm) {
-                blobs[count] = all[j]->blob;
-                ts[count++] = &all[j]->t;
-            }
-        r = g->d->tune(g->d, blobs, ts, count, m->rows, m->cols, x, 1, y, g->parts);
-    }
-    g->d->free(g->d, x);
-    g->d->free(g->d, y);
-    free(pattern), free(all), free(blobs), free(ts);
-    return r;
 }
 
 static void free_matrix(glyd_gpuDevice* d, gpu_matrix* m)
@@ -627,7 +545,6 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
     if (!glyd_isError(r)) r = upload_floats(g, &g->finalNorm, w->finalNorm, c->dim, 1);
     if (!glyd_isError(r)) r = upload_floats(g, &g->invFreq, w->invFreq, c->headDim / 2, 0);
     if (!glyd_isError(r)) r = open_buffers(g);
-    if (!glyd_isError(r)) r = tune_products(g);
     if (glyd_isError(r)) {
         if (!why[0]) snprintf(why, whyCap, "%s", d->lastError(d)[0] ? d->lastError(d) : glyd_getErrorName(r));
         gpu_close(g);
@@ -642,9 +559,6 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
 /* ------------------------------------------------------------------------ */
 /* CUDA's device, from libglyd_cuda.so                                       */
 /* ------------------------------------------------------------------------ */
-
-/* The library, once a glyd_gpuCuda has loaded it. */
-static void* g_cudaLib;
 
 /* The library is looked for beside the program (build/cuda/, as `make
  * cuda` leaves it, or ../lib/ once installed), then where the dynamic
@@ -673,7 +587,6 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap)
         snprintf(why, whyCap, "libglyd_cuda.so was not found (built by `make cuda`): %s", dlerror());
         return NULL;
     }
-    g_cudaLib = lib;
     *(void**)&open = dlsym(lib, "glyd_cudaDeviceOpen");
     if (!open) {
         snprintf(why, whyCap, "libglyd_cuda.so has no glyd_cudaDeviceOpen");
@@ -681,5 +594,3 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap)
     }
     return open(why, whyCap);
 }
-
-void* glyd_gpuCudaSymbol(const char* name) { return g_cudaLib ? dlsym(g_cudaLib, name) : NULL; }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * decode.cu: tensor blobs decoded on the GPU, whole (into bf16) or inside a
- * matrix-vector product. The per-thread work is lib/tensor/tensor_kernels.h,
+ * matrix-vector product. The per-thread work is gpu/tensor_kernels.h,
  * shared with the CPU emulation that tests it (tests/unit/test_cuda.c);
  * here are the launches, the block-wide prefix sums and the reductions.
  *
@@ -21,14 +21,6 @@
  *     read as it is (plain bf16) or from the warp's unit decoded into
  *     shared memory (Huffman), and multiplied there; a butterfly of
  *     shuffles sums each row in a fixed order, the same for every layout.
- *     The fast layout's steps may be fetched ahead of the warp: on sm_90,
- *     copied into shared memory by the copy engine while the warp works on
- *     the step before (stage_issue); on any, the next step loaded into
- *     registers while it does (step_load), or steps asked of L2
- *     (prefetch_step).
- *     Which is fastest depends on the device and the shape: glyd_cudaTune
- *     times each setting and keeps the fastest for the shape (the engine
- *     tunes its shapes as it loads), unless a setting is set by hand.
  *   y = W x otherwise (rows that cut groups): the general kernel, a block
  *     per unit, a warp per row (or per part of a long row); lanes decode the
  *     32 elements of a group side by side. Parts of long rows are added in
@@ -36,7 +28,6 @@
  */
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -525,31 +516,15 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* Products by rows of whole groups (gk_rows_fits): a thread per group       */
 /* ------------------------------------------------------------------------ */
 
-#define STAGE_CODES (12 * 32)   /* a step's codes, staged (see stage_issue) */
-#define STAGE_BYTES (STAGE_CODES + 32 * 32) /* and its planes */
-#define STAGES_MAX 4            /* steps a warp holds ahead, at most (glyd_cudaSetRowsStages) */
-#define PREFETCH_MAX 8          /* steps a warp asks of L2 ahead, at most */
-
-/* How a rows warp on the fast layout fetches its steps (rows_kernel's HOLD):
- * each as it is used (and where set, asked of L2 ahead); the next one held
- * in registers while it works on the one at hand (the setting's 1 step
- * ahead, any device); or the next 2 to STAGES_MAX in a ring of shared
- * memory that the copy engine fills (sm_90 on). */
-#define ROWS_PLAIN 0
-#define ROWS_HELD 1
-#define ROWS_STAGED 2
-
 /* Shared memory of a rows block: x (vectors x stride floats), then the
- * fast layout's slots, windows and counts (gk_rows_fast_smem) and its
- * rings where staged; or the multi-symbol decoding table, x, then the
- * symbols of the units a warp decodes at once, a byte an element (Huffman). */
+ * fast layout's slots, windows and counts (gk_rows_fast_smem); or the
+ * multi-symbol decoding table, x, then the symbols of the units a warp
+ * decodes at once, a byte an element (Huffman). */
 #define ROWS_HUF_TABLES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
 
-static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps,
-                        unsigned stages)
+static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
-    if (layout == GK_LAYOUT_FAST) /* and where staged, the rings and their barriers */
-        return gk_rows_fast_smem(t, cols, vectors, warps) + (size_t)(STAGE_BYTES + sizeof(uint64_t)) * stages * warps;
+    if (layout == GK_LAYOUT_FAST) return gk_rows_fast_smem(t, cols, vectors, warps);
     size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
     if (layout == GK_LAYOUT_HUFFMAN)
         return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
@@ -559,7 +534,6 @@ static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned 
 /* What launches need of the current device, asked once per device. */
 typedef struct {
     int device;
-    int major;       /* compute capability */
     int sms;         /* multiprocessors */
     size_t smemMost; /* shared memory a block may have (opted in) */
 } device_limits;
@@ -575,7 +549,6 @@ static cudaError_t limits(device_limits* out)
         return cudaSuccess;
     }
     if ((e = cudaDeviceGetAttribute(&out->sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
-        (e = cudaDeviceGetAttribute(&out->major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess ||
         (e = cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, device)) != cudaSuccess)
         return e;
     out->smemMost = (size_t)v;
@@ -667,7 +640,7 @@ __device__ __forceinline__ void prefetch_l2(const void* p)
 #ifndef GLYD_CUDACPU
     asm volatile("prefetch.global.L2 [%0];" ::"l"(__cvta_generic_to_global(p)));
 #else
-    cudacpu_prefetch(p); /* the kernels on the CPU (tests/cudacpu): the address checked by a read, and recorded */
+    (void)*(const volatile uint8_t*)p; /* the kernels on the CPU (tests/cudacpu): the address checked by a read */
 #endif
 }
 
@@ -683,162 +656,9 @@ __device__ __forceinline__ void prefetch_planes(const uint8_t* __restrict__ blob
         prefetch_l2(blob + o);
 }
 
-/* Fast layout, nibble form: the 32 groups from group g on (a rows warp's
- * step), none from group `end` on, asked of L2: their codes (12 bytes a
- * group, 4 lines at most) by lanes 0-3, their planes (32 bytes a group, 9
- * lines at most) by lanes 4-12, a 128-byte line a lane, lines from the
- * blob's start as prefetch_planes's. */
-__device__ __forceinline__ void prefetch_step(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t g,
-                                              uint64_t end, unsigned lane)
-{
-    if (g >= end || lane > 12) return;
-    bool const codes = lane < 4;
-    uint64_t const n = end - g < 32 ? end - g : 32;
-    uint64_t const a = codes ? t.codePlanes + 12 * g : t.planes + 32 * g, b = a + (codes ? 12 : 32) * n;
-    uint64_t const line = (a & ~(uint64_t)127) + 128 * (codes ? lane : lane - 4);
-    if (line < b) prefetch_l2(blob + line);
-}
-
-/* The first `steps` steps of item `item` asked of L2 (prefetch_step). */
-__device__ __forceinline__ void prefetch_item(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t item,
-                                              uint64_t items, uint64_t perRow, uint64_t part, unsigned steps,
-                                              unsigned lane)
-{
-    if (item >= items) return;
-    uint64_t const u = rows_unit(item, perRow, part), g = u * t.unitSize / 32, end = gk_unit_end(&t, u) / 32;
-    for (unsigned k = 0; k < steps; k++) prefetch_step(blob, t, g + 32 * k, end, lane);
-}
-
-/* Steps staged ahead (sm_90). On an H200 the rows kernel on the fast
- * layout waits on its loads: a step's codes and planes are loaded, then
- * used, and nothing of the warp's is in flight while they are (4.3 of the
- * 11 cycles between a warp's instructions, on 14336 x 4096). Staged, the
- * copy engine brings a warp's next steps into shared memory while it works
- * on the current one (cp.async.bulk: one lane, a few instructions a step,
- * no registers held): a ring of up to STAGES_MAX slots a warp, each with
- * its own mbarrier, which completes a phase when the slot's bytes have
- * come. A step is 32 groups: their codes (nibble form, 12 bytes a group)
- * and their planes (32 bytes), each a run of the blob. On the CPU
- * (tests/cudacpu) a copy is done when it is issued, and a wait for a phase
- * that no copy completes stops the program: it would never end. */
-
-/* An mbarrier that a slot's copies complete: one arrival a phase, the
- * issuing lane's, with the bytes it expects. */
-__device__ __forceinline__ void stage_init(uint64_t* bar)
-{
-#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
-    (void)bar;
-    __trap(); /* launched on sm_90 on only (rows_stages) */
-#elif !defined(GLYD_CUDACPU)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"((unsigned)__cvta_generic_to_shared(bar)) : "memory");
-    /* the initialised barrier seen by the copy engine */
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-#else
-    *bar = 0; /* the phases completed */
-#endif
-}
-
-/* A step's codes and planes (STAGE_CODES bytes from codes, the rest of
- * STAGE_BYTES from planes, each 16-byte aligned) into slot (STAGE_BYTES of
- * shared memory, as aligned), completing bar's phase; by one lane. */
-__device__ __forceinline__ void stage_issue(uint64_t* bar, uint8_t* slot, const uint8_t* codes, const uint8_t* planes)
-{
-#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
-    (void)bar, (void)slot, (void)codes, (void)planes;
-    __trap();
-#elif !defined(GLYD_CUDACPU)
-    unsigned const b = (unsigned)__cvta_generic_to_shared(bar), s = (unsigned)__cvta_generic_to_shared(slot);
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(b), "n"(STAGE_BYTES) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(s),
-                 "l"(codes), "n"(STAGE_CODES), "r"(b)
-                 : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     s + STAGE_CODES),
-                 "l"(planes), "n"(STAGE_BYTES - STAGE_CODES), "r"(b)
-                 : "memory");
-#else
-    memcpy(slot, codes, STAGE_CODES);
-    memcpy(slot + STAGE_CODES, planes, STAGE_BYTES - STAGE_CODES);
-    ++*bar;
-#endif
-}
-
-/* Waits for the phase of bar whose parity is given (the slot's bytes of
- * its copy then seen by every lane that waited). */
-__device__ __forceinline__ void stage_wait(uint64_t* bar, unsigned parity)
-{
-#if !defined(GLYD_CUDACPU) && __CUDA_ARCH__ < 900
-    (void)bar, (void)parity;
-    __trap();
-#elif !defined(GLYD_CUDACPU)
-    asm volatile("{\n\t.reg .pred done;\n"
-                 "WAIT%=:\n\t"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n\t"
-                 "@!done bra WAIT%=;\n\t}" ::"r"((unsigned)__cvta_generic_to_shared(bar)),
-                 "r"(parity)
-                 : "memory");
-#else
-    if ((*bar & 1) == parity) {
-        fprintf(stderr, "cudacpu: a wait for a phase of a stage that no copy completes\n");
-        abort();
-    }
-#endif
-}
-
-/* Where a rows warp is in its steps, taken in order: its items (every
- * stride-th from its first; none left from `items` on), each item's rows,
- * each row's steps of 32 groups. A unit's rows (or the part of a row that
- * it is) lie one after the other, so within an item a step's codes and
- * planes follow the last step's, and an item has an element count that
- * 1024 divides (the launch's test) over 1024 steps. */
-typedef struct {
-    uint64_t item;
-    const uint8_t* codes;  /* the step's */
-    const uint8_t* planes;
-    uint32_t left;         /* the item's steps from this one on */
-} step_at;
-
-__device__ __forceinline__ step_at step_item(const uint8_t* __restrict__ blob, const gk_tensor& t, uint64_t item,
-                                             uint64_t items, uint64_t perRow, uint64_t part)
-{
-    step_at s = { item, blob, blob, 0 };
-    if (item < items) {
-        uint64_t const u = rows_unit(item, perRow, part), q = u * t.unitSize / 32;
-        s.codes = blob + t.codePlanes + 12 * q;
-        s.planes = blob + t.planes + 32 * q;
-        s.left = (uint32_t)((gk_unit_end(&t, u) - u * t.unitSize) / 1024);
-    }
-    return s;
-}
-
-__device__ __forceinline__ void step_next(const uint8_t* __restrict__ blob, const gk_tensor& t, step_at* s,
-                                          uint64_t items, uint64_t perRow, uint64_t part, uint64_t stride)
-{
-    s->codes += STAGE_CODES;
-    s->planes += STAGE_BYTES - STAGE_CODES;
-    if (--s->left == 0) *s = step_item(blob, t, s->item + stride, items, perRow, part);
-}
-
-/* The lane's group of step s, its codes (nibble form) and planes, into
- * registers: held there a step ahead of their use (ROWS_HELD). */
-__device__ __forceinline__ void step_load(const step_at& s, unsigned lane, uint32_t w[3], uint32_t raw[8])
-{
-    const uint32_t* const cp = (const uint32_t*)s.codes + 3 * lane;
-    w[0] = __ldg(cp), w[1] = __ldg(cp + 1), w[2] = __ldg(cp + 2);
-    planes_load(s.planes + 32 * lane, raw);
-}
-
 /* A warp per unit, row by row (see tensor_kernels.h); blockIdx.y is the
  * part of a long row that the block's units hold, whose x it stages.
  * vectors (at most BATCH) of x are read from x, y and parts as given.
- * HOLD (ROWS_PLAIN, ROWS_HELD, ROWS_STAGED): where the fast layout's
- * steps are held ahead of their use. stepsAhead: staged, the slots of a
- * warp's ring; plain, the steps it asks of L2 ahead (0: none;
- * glyd_cudaSetRowsPrefetch), so that a step's loads find its lines there
- * or on their way rather than start a trip to HBM when the step does.
- * Held, a warp's loads of its next step are in flight while it works on
- * the one at hand, as staged, but in its registers (12 more a thread, so
- * 3 blocks fit a multiprocessor at batch 1, not 4) and on any device.
  * At batch 1, the common case, registers are held to 64 a thread (no
  * spills, sm_90), so that 4 blocks fit a multiprocessor rather than 3:
  * a step's loads are all issued at once, and more warps keep more of
@@ -846,21 +666,14 @@ __device__ __forceinline__ void step_load(const step_at& s, unsigned lane, uint3
  * (some 96 KiB at rows of 4096: the units each warp decodes at once) lets
  * only 2 fit on sm_90, 1 on sm_80/86/89: held to 64 there, registers
  * bought nothing and spilled on sm_80. */
-template <int LAYOUT, int BATCH, int HOLD>
+template <int LAYOUT, int BATCH>
 __global__ void __launch_bounds__(32 * GK_ROWS_WARPS, BATCH > 1                    ? 1
                                                       : LAYOUT == GK_LAYOUT_HUFFMAN ? 2
-                                                      : HOLD == ROWS_HELD           ? GK_ROWS_HELD_BLOCKS
                                                                                     : GK_ROWS_FAST_BLOCKS)
 rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64_t cols, const float* __restrict__ x,
             unsigned vectors, float* __restrict__ y, float* __restrict__ parts,
-            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs, unsigned stepsAhead)
+            const gk_huf_tables* __restrict__ tables, const uint16_t* __restrict__ runs)
 {
-    static_assert(HOLD == ROWS_PLAIN || LAYOUT == GK_LAYOUT_FAST, "steps held ahead: the fast layout's");
-    constexpr bool STAGED = HOLD == ROWS_STAGED, AHEAD = HOLD != ROWS_PLAIN;
-    /* (products rather than choices: a choice of a constant 0 would make
-     * the staged loops' tests on it pointless comparisons to the compiler) */
-    unsigned const stages = stepsAhead * STAGED;
-    unsigned const prefetch = stepsAhead * (HOLD == ROWS_PLAIN && LAYOUT == GK_LAYOUT_FAST);
     unsigned const warps = blockDim.x >> 5;
     extern __shared__ __align__(16) uint8_t smem[];
     uint64_t const span = gk_rows_span(&t, cols), stride = gk_rows_stride(span);
@@ -884,59 +697,14 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
-    /* fast: a slot a thread, then a window of 32 words a warp; staged,
-     * then each warp's ring of steps, then their barriers; then each
+    /* fast: a slot a thread, then a window of 32 words a warp, then each
      * warp's two escape counts read ahead */
     uint32_t* const window = (uint32_t*)after + GK_PATCH_SLOT_WORDS * blockDim.x + 32 * warp;
-    uint8_t* const ring = after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
-                          STAGE_BYTES * stages * warp;
-    uint64_t* const barsAll = (uint64_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x +
-                                          STAGE_BYTES * stages * warps);
-    uint64_t* const bars = barsAll + stages * warp;
-    uint32_t* const counts = (uint32_t*)(barsAll + stages * warps) + 2 * warp;
+    uint32_t* const counts = (uint32_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x) + 2 * warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
-    step_at coming = step_item(blob, t, firstItem, items, perRow, part); /* held ahead: the next step to fetch */
-    unsigned slot = 0, parity = 0;        /* staged: the step at hand's slot, and its phase's parity */
-    uint32_t heldCodes[3] = { 0 }, heldPlanes[8] = { 0 }; /* held: the next step's */
-    if (HOLD == ROWS_HELD && coming.item < items) {
-        /* the first step's loads before x is staged, to share its trip */
-        step_load(coming, lane, heldCodes, heldPlanes);
-        step_next(blob, t, &coming, items, perRow, part, step);
-    }
-    if (STAGED) {
-        /* the first steps' copies before x is staged, to share its trip */
-        if (lane == 0)
-            for (unsigned k = 0; k < stages; k++) stage_init(bars + k);
-        __syncwarp();
-        for (unsigned k = 0; k < stages && coming.item < items; k++) {
-            if (lane == 0) stage_issue(bars + k, ring + STAGE_BYTES * k, coming.codes, coming.planes);
-            step_next(blob, t, &coming, items, perRow, part, step);
-        }
-    }
-    /* asked of L2 ahead, each step: lanes 0-3 the lines of the codes, 4-12
-     * those of the planes, of the step `prefetch` after it (a line a lane,
-     * from the line of the step's first byte on; lines from the blob's
-     * start, as prefetch_step's); per group, 12 bytes of codes or 32 of
-     * planes, so that a step (384 bytes of codes, 1024 of planes) starts
-     * as far into its line as the row's first */
-    bool const aheadCodes = lane < 4, aheadAsks = prefetch && lane <= 12;
-    uint32_t const aheadGroup = aheadCodes ? 12 : 32;
-    uint64_t const aheadFrom = (aheadCodes ? t.codePlanes : t.planes) + aheadGroup * 32 * prefetch;
-    uint32_t const aheadLine = 128 * (aheadCodes ? lane : lane - 4);
-    /* the first item's first steps, before x is staged, to share its trip */
-    if (prefetch) prefetch_item(blob, t, firstItem, items, perRow, part, prefetch, lane);
     /* x's part for this block, padded */
     stage_x(xs, x, cols, span, stride, part, BATCH == 1 ? 1 : vectors);
-    /* held ahead: the escape window's word of the next step, read a step
-     * ahead (its first escape is known once the step before has counted
-     * its own), as the step's codes and planes are; the first item's
-     * counts came with x */
-    uint32_t wordNext = 0;
-    if (AHEAD && firstItem < items) {
-        rows_counts_wait();
-        wordNext = gk_window_word(blob, &t, gk_window_first(counts[0]), lane);
-    }
     if (LAYOUT == GK_LAYOUT_HUFFMAN) table_end(multi, tables->multi, multiBytes, tableFirst);
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
@@ -959,9 +727,6 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         }
         ahead = rows_read_ahead<LAYOUT>(blob, t, runs, counts, item0 + together * step, items, step, perRow, part,
                                         lane, rpu, together);
-        /* asked of L2 ahead: the next item's first steps (this item's
-         * others, a step at a time as the steps go) */
-        if (prefetch) prefetch_item(blob, t, item0 + step, items, perRow, part, prefetch, lane);
         if (LAYOUT == GK_LAYOUT_HUFFMAN) {
             for (unsigned j = 0; j < together && item0 + j * step < items; j++)
                 prefetch_planes(blob, t, rows_unit(item0 + j * step, perRow, part), lane);
@@ -975,10 +740,6 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
         for (unsigned j = 0; j < together && item0 + j * step < items; j++) {
             uint64_t const u = rows_unit(item0 + j * step, perRow, part);
             uint64_t const unitStart = u * t.unitSize, nbRows = gk_rows_in_unit(&t, cols, u);
-            /* where the lane's part of the unit (codes or planes) ends: it asks for no line that starts there */
-            const uint8_t* aheadEnd = blob;
-            if (aheadAsks)
-                aheadEnd += (aheadCodes ? t.codePlanes : t.planes) + aheadGroup * (gk_unit_end(&t, u) / 32);
             /* fast: one item at a time (together 1) */
             uint64_t const nbEsc = endNow;
             uint64_t esc = escNow;
@@ -992,8 +753,6 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                  * address in 32 bits from here, where a group's number was a
                  * 64-bit product); its first step's now */
                 const uint8_t* const rowPlanes = blob + t.planes + gk_huf_group_planes(&t) * q0;
-                /* fast: the line the lane asks of L2 at the row's first step */
-                const uint8_t* const aheadRow = blob + ((aheadFrom + aheadGroup * q0) & ~(uint64_t)127) + aheadLine;
                 unsigned const groupPlanes = (unsigned)gk_huf_group_planes(&t);
                 if (LAYOUT == GK_LAYOUT_HUFFMAN)
                     gk_huffman_planes_at(&t, rowPlanes + (lane < groups ? groupPlanes * lane : 0), &planes);
@@ -1007,59 +766,18 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         /* every load of the step first: codes, planes, a word
                          * of the warp's escape window */
                         uint64_t const first = gk_window_first(esc);
-                        uint32_t const word = AHEAD ? wordNext : gk_window_word(blob, &t, first, lane);
+                        uint32_t const word = gk_window_word(blob, &t, first, lane);
                         uint32_t w0, w1, w2, sel[4], raw[8];
-                        if (STAGED) {
-                            /* every lane is active (the launch's test) */
-                            stage_wait(bars + slot, parity);
-                            const uint8_t* const st = ring + STAGE_BYTES * slot;
-                            w0 = ((const uint32_t*)st)[3 * lane];
-                            w1 = ((const uint32_t*)st)[3 * lane + 1];
-                            w2 = ((const uint32_t*)st)[3 * lane + 2];
-                            uint4 const a = ((const uint4*)(st + STAGE_CODES))[2 * lane];
-                            uint4 const b = ((const uint4*)(st + STAGE_CODES))[2 * lane + 1];
-                            raw[0] = a.x, raw[1] = a.y, raw[2] = a.z, raw[3] = a.w;
-                            raw[4] = b.x, raw[5] = b.y, raw[6] = b.z, raw[7] = b.w;
-                            __syncwarp(); /* the slot read by every lane: its next copy */
-                            if (coming.item < items) {
-                                if (lane == 0)
-                                    stage_issue(bars + slot, ring + STAGE_BYTES * slot, coming.codes, coming.planes);
-                                step_next(blob, t, &coming, items, perRow, part, step);
-                            }
-                            if (++slot == stages) slot = 0, parity ^= 1;
-                        } else if (HOLD == ROWS_HELD) {
-                            /* every lane is active (the launch's test) */
-                            w0 = heldCodes[0], w1 = heldCodes[1], w2 = heldCodes[2];
-#pragma unroll
-                            for (int k = 0; k < 8; k++) raw[k] = heldPlanes[k];
-                            if (coming.item < items) {
-                                step_load(coming, lane, heldCodes, heldPlanes);
-                                step_next(blob, t, &coming, items, perRow, part, step);
-                            }
-                        } else {
-                            const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
-                            w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0;
-                            w2 = active ? __ldg(cp + 2) : 0;
-                            if (active) group_planes(blob, t, q, raw);
-                            const uint8_t* const aheadAt = aheadRow + aheadGroup * i;
-                            if (aheadAsks && aheadAt < aheadEnd) prefetch_l2(aheadAt);
-                        }
+                        const uint32_t* const cp = (const uint32_t*)(blob + t.codePlanes) + 3 * q;
+                        w0 = active ? __ldg(cp) : 0, w1 = active ? __ldg(cp + 1) : 0;
+                        w2 = active ? __ldg(cp + 2) : 0;
+                        if (active) group_planes(blob, t, q, raw);
                         gk_nibble_selectors(w0, w1, w2, sel);
                         uint32_t m = gk_nibble_escapes(w0, w1, w2);
                         /* this lane's escapes start after the lanes' before it */
                         unsigned const count = __popc(m), before = warp_inclusive_sum(count, lane);
                         uint64_t const mine = esc + before - count;
                         esc += __shfl_sync(0xFFFFFFFFu, before, 31);
-                        if (AHEAD) {
-                            /* the next step's: this item's, or after its last, the next item's first */
-                            bool const last = r + 1 == nbRows && i + 32 >= groups;
-                            uint64_t from = esc;
-                            if (last) { /* the warp's every lane */
-                                rows_counts_wait();
-                                from = counts[0];
-                            }
-                            wordNext = gk_window_word(blob, &t, gk_window_first(from), lane);
-                        }
                         __syncwarp(); /* the last step's window is read */
                         window[lane] = word;
                         __syncwarp();
@@ -1131,13 +849,12 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
 }
 
 /* A launch of the rows kernel for vectors [0, vectors) of x, with warps
- * per block and smem bytes of shared memory that the device allows (ahead:
- * the kernel's stepsAhead). */
-template <int LAYOUT, int BATCH, int HOLD>
+ * per block and smem bytes of shared memory that the device allows. */
+template <int LAYOUT, int BATCH>
 static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned vectors,
-                               float* y, float* parts, unsigned warps, unsigned ahead, size_t smem,
-                               const device_limits* dev, cudaStream_t stream)
+                               float* y, float* parts, unsigned warps, size_t smem, const device_limits* dev,
+                               cudaStream_t stream)
 {
     /* the shared memory limit raised once per device; blocks per
      * multiprocessor for the last few block shapes and devices (an engine
@@ -1150,7 +867,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     cudaError_t e;
     if (t->nbElements == 0) return cudaSuccess; /* no items */
     if (dev->device >= 32 || !((ready >> dev->device) & 1)) {
-        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH, HOLD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        e = cudaFuncSetAttribute(rows_kernel<LAYOUT, BATCH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)dev->smemMost);
         if (e != cudaSuccess) return e;
         if (dev->device < 32) ready |= 1u << dev->device;
@@ -1159,8 +876,7 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
         if (seen[k].perSm && seen[k].device == dev->device && seen[k].smem == smem && seen[k].warps == warps)
             perSm = seen[k].perSm;
     if (!perSm) {
-        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH, HOLD>, 32 * warps,
-                                                          smem);
+        e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, rows_kernel<LAYOUT, BATCH>, 32 * warps, smem);
         if (e != cudaSuccess) return e;
         if (!perSm) return cudaErrorInvalidConfiguration;
         seen[next % 4].device = dev->device;
@@ -1173,151 +889,25 @@ static cudaError_t launch_rows(const uint8_t* blob, const gk_tensor* t, const gk
     gk_rows_grid const g = gk_rows_launch_grid(t, rows, cols, warps,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? gk_huf_units_together(t) : 1,
                                                (uint64_t)dev->sms * perSm);
-    rows_kernel<LAYOUT, BATCH, HOLD><<<dim3((unsigned)g.blocks, (unsigned)g.perRow), 32 * warps, smem, stream>>>(
-        blob, *t, rows, cols, x, vectors, y, parts, tables, runs, ahead);
+    rows_kernel<LAYOUT, BATCH><<<dim3((unsigned)g.blocks, (unsigned)g.perRow), 32 * warps, smem, stream>>>(
+        blob, *t, rows, cols, x, vectors, y, parts, tables, runs);
     return cudaGetLastError();
 }
 
-template <int LAYOUT, int HOLD>
+template <int LAYOUT>
 static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                                       const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                      unsigned vectors, float* y, float* parts, unsigned warps, unsigned ahead,
+                                      unsigned vectors, float* y, float* parts, unsigned warps,
                                       const device_limits* dev, cudaStream_t s)
 {
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps, HOLD == ROWS_STAGED ? ahead : 0);
+    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps);
     if (vectors == 1)
-        return launch_rows<LAYOUT, 1, HOLD>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, ahead, smem,
-                                            dev, s);
+        return launch_rows<LAYOUT, 1>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
     if (vectors == 2)
-        return launch_rows<LAYOUT, 2, HOLD>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, ahead, smem,
-                                            dev, s);
+        return launch_rows<LAYOUT, 2>(blob, t, tables, runs, rows, cols, x, 2, y, parts, warps, smem, dev, s);
     if (vectors <= 4)
-        return launch_rows<LAYOUT, 4, HOLD>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead,
-                                            smem, dev, s);
-    return launch_rows<LAYOUT, 8, HOLD>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, ahead, smem,
-                                        dev, s);
-}
-
-/* The settings of the fast layout's products by rows: the steps a warp
- * holds ahead (0: none; 1: in registers; more: staged, the slots of its
- * ring), and the steps it asks of L2 ahead where it holds none. Each is as
- * glyd_cudaSet* last set it, else its environment variable, else left to
- * the tuned shapes; where either is left so, both are the setting kept for
- * the product's shape, else plain. */
-typedef struct {
-    unsigned stages, prefetch;
-} rows_setting;
-
-#define SETTING_UNREAD -1
-#define SETTING_TUNED -2
-static int g_rowsStages = SETTING_UNREAD, g_rowsPrefetch = SETTING_UNREAD;
-
-static int setting_of(unsigned v, unsigned most)
-{
-    return v == GLYD_CUDA_TUNED ? SETTING_TUNED : (int)(v < most ? v : most);
-}
-
-static unsigned setting_was(int v) { return v < 0 ? GLYD_CUDA_TUNED : (unsigned)v; }
-
-static int setting_read(int* v, const char* name, unsigned most)
-{
-    if (*v == SETTING_UNREAD) {
-        const char* const e = getenv(name);
-        long const n = e && *e ? strtol(e, NULL, 10) : -1;
-        *v = n < 0 ? SETTING_TUNED : n > (long)most ? (int)most : (int)n;
-    }
-    return *v;
-}
-
-extern "C" unsigned glyd_cudaSetRowsStages(unsigned stages)
-{
-    unsigned const was = setting_was(setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX));
-    g_rowsStages = setting_of(stages, STAGES_MAX);
-    return was;
-}
-
-extern "C" unsigned glyd_cudaSetRowsPrefetch(unsigned steps)
-{
-    unsigned const was = setting_was(setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX));
-    g_rowsPrefetch = setting_of(steps, PREFETCH_MAX);
-    return was;
-}
-
-/* The settings kept by shape (glyd_cudaTune, glyd_cudaSetTuned), few: a
- * model has a handful of shapes; past TUNED_MAX, a new shape takes the
- * place of the oldest. Under a lock, as products may be launched from
- * several threads. */
-#define TUNED_MAX 64
-typedef struct {
-    int device;
-    uint64_t rows, cols;
-    unsigned batch;
-    rows_setting at;
-} tuned_shape;
-static tuned_shape g_tuned[TUNED_MAX];
-static unsigned g_nbTuned, g_tunedOldest;
-static pthread_mutex_t g_tunedLock = PTHREAD_MUTEX_INITIALIZER;
-
-static bool tuned_is(tuned_shape const* e, int device, uint64_t rows, uint64_t cols, unsigned batch)
-{
-    return e->device == device && e->rows == rows && e->cols == cols && e->batch == batch;
-}
-
-/* 1 and *at where the shape has a setting kept, else 0. */
-static int tuned_find(int device, uint64_t rows, uint64_t cols, unsigned batch, rows_setting* at)
-{
-    int found = 0;
-    pthread_mutex_lock(&g_tunedLock);
-    for (unsigned k = 0; k < g_nbTuned && !found; k++)
-        if (tuned_is(&g_tuned[k], device, rows, cols, batch)) *at = g_tuned[k].at, found = 1;
-    pthread_mutex_unlock(&g_tunedLock);
-    return found;
-}
-
-static void tuned_keep(int device, uint64_t rows, uint64_t cols, unsigned batch, rows_setting at)
-{
-    tuned_shape const e = { device, rows, cols, batch, at };
-    unsigned k = 0;
-    pthread_mutex_lock(&g_tunedLock);
-    while (k < g_nbTuned && !tuned_is(&g_tuned[k], device, rows, cols, batch)) k++;
-    if (k == TUNED_MAX) k = g_tunedOldest, g_tunedOldest = (g_tunedOldest + 1) % TUNED_MAX;
-    else if (k == g_nbTuned) g_nbTuned++;
-    g_tuned[k] = e;
-    pthread_mutex_unlock(&g_tunedLock);
-}
-
-/* A product's setting, before what its shape and device allow. */
-static rows_setting rows_setting_for(int device, uint64_t rows, uint64_t cols, unsigned batch)
-{
-    int const stages = setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX);
-    int const prefetch = setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX);
-    rows_setting at = { 0, 0 };
-    if (stages == SETTING_TUNED && prefetch == SETTING_TUNED) tuned_find(device, rows, cols, batch, &at);
-    else at.stages = stages < 0 ? 0 : (unsigned)stages, at.prefetch = prefetch < 0 ? 0 : (unsigned)prefetch;
-    return at;
-}
-
-/* Whether a product may hold its steps ahead (fast layout): where each of
- * its steps is whole (no lane without a group, as the walk of step_next
- * has it). */
-static bool rows_may_hold(const gk_tensor* t, uint64_t cols)
-{
-    return t->layout == GK_LAYOUT_FAST && gk_rows_span(t, cols) % 1024 == 0;
-}
-
-/* Whether it may stage them: where, besides, the device has bulk copies
- * (sm_90 on) and each step is two runs the copies may read (16-byte
- * aligned, as device allocations are). */
-static bool rows_may_stage(const uint8_t* blob, const gk_tensor* t, uint64_t cols, const device_limits* dev)
-{
-    return rows_may_hold(t, cols) && dev->major >= 9 && !(((uintptr_t)blob | t->codePlanes | t->planes) & 15);
-}
-
-/* The steps a product holds ahead at setting `stages`: none where its
- * steps may not be held so. */
-static unsigned rows_stages(unsigned stages, bool mayHold, bool mayStage)
-{
-    return stages == 1 ? (mayHold ? 1 : 0) : mayStage ? stages : 0;
+        return launch_rows<LAYOUT, 4>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
+    return launch_rows<LAYOUT, 8>(blob, t, tables, runs, rows, cols, x, vectors, y, parts, warps, smem, dev, s);
 }
 
 /* y = W x by rows of whole groups, as many vectors at a time as a block
@@ -1325,10 +915,10 @@ static unsigned rows_stages(unsigned stages, bool mayHold, bool mayStage)
  * loads assume, checked. */
 static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                              uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
-                             const rows_setting* given, cudaStream_t s)
+                             cudaStream_t s)
 {
     int const layout = (int)t->layout;
-    unsigned warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols), stages;
+    unsigned warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols);
     device_limits dev;
     cudaError_t e0;
     /* the word loads' alignment (Huffman blobs': glyd_cudaLaunchGemv's) */
@@ -1337,41 +927,23 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
                                                          : false;
     if (misaligned) return cudaErrorMisalignedAddress;
     if ((e0 = limits(&dev)) != cudaSuccess) return e0;
-    rows_setting const at = given ? *given : rows_setting_for(dev.device, rows, cols, batch);
-    unsigned const prefetch = t->layout == GK_LAYOUT_FAST ? at.prefetch : 0;
-    stages = rows_stages(at.stages, rows_may_hold(t, cols), rows_may_stage(blob, t, cols, &dev));
     /* within the device's shared memory: fewer warps (Huffman: each holds
-     * up to 8.5 KiB of symbols), then fewer vectors at a time; then steps
-     * not staged */
-    for (;;) {
-        unsigned const ring = stages > 1 ? stages : 0;
-        while (warps > 1 && rows_smem(layout, t, cols, 1, warps, ring) > dev.smemMost) warps /= 2;
-        while (most > 1 && rows_smem(layout, t, cols, most, warps, ring) > dev.smemMost) most--;
-        if (rows_smem(layout, t, cols, most, warps, ring) <= dev.smemMost) break;
-        if (!ring) return cudaErrorInvalidConfiguration;
-        stages = 0, warps = GK_ROWS_WARPS, most = gk_rows_vectors(t, cols);
-    }
+     * up to 8.5 KiB of symbols), then fewer vectors at a time */
+    while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
+    while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
+    if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;
         const float* const xv = x + (size_t)v0 * cols;
         float* const yv = y + (size_t)v0 * rows;
         float* const pv = parts ? parts + (size_t)v0 * t->nbUnits : NULL;
         cudaError_t e;
-        if (t->layout == GK_LAYOUT_FAST && stages > 1)
-            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_STAGED>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
-                                                                warps, stages, &dev, s);
-        else if (t->layout == GK_LAYOUT_FAST && stages)
-            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_HELD>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps,
-                                                              1, &dev, s);
-        else if (t->layout == GK_LAYOUT_FAST)
-            e = launch_rows_layout<GK_LAYOUT_FAST, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
-                                                               warps, prefetch, &dev, s);
+        if (t->layout == GK_LAYOUT_FAST)
+            e = launch_rows_layout<GK_LAYOUT_FAST>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else if (t->layout == GK_LAYOUT_STORED)
-            e = launch_rows_layout<GK_LAYOUT_STORED, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
-                                                                 warps, 0, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_STORED>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         else
-            e = launch_rows_layout<GK_LAYOUT_HUFFMAN, ROWS_PLAIN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv,
-                                                                  warps, 0, &dev, s);
+            e = launch_rows_layout<GK_LAYOUT_HUFFMAN>(blob, t, tables, runs, rows, cols, xv, n, yv, pv, warps, &dev, s);
         if (e != cudaSuccess) return e;
     }
     return cudaSuccess;
@@ -1381,26 +953,8 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
 /* Host                                                                     */
 /* ------------------------------------------------------------------------ */
 
-/* A blob (t describing it) into its form on the device, as
- * gk_device_form places its parts, the pads between them zeros. */
-static cudaError_t upload_form(uint8_t* dst, const uint8_t* src, const gk_tensor* t, const uint64_t pad[2])
-{
-    uint64_t const at[4] = { 0, t->planes, t->codePlanes, t->blobSize };
-    uint64_t shift = 0;
-    cudaError_t e;
-    if (!pad[0] && !pad[1]) return cudaMemcpy(dst, src, t->blobSize, cudaMemcpyHostToDevice);
-    e = cudaMemset(dst, 0, t->blobSize + pad[0] + pad[1]);
-    for (int k = 0; k < 3 && e == cudaSuccess; k++) {
-        shift += k ? pad[k - 1] : 0;
-        e = cudaMemcpy(dst + at[k] + shift, src + at[k], at[k + 1] - at[k], cudaMemcpyHostToDevice);
-    }
-    return e;
-}
-
 extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size, size_t* error)
 {
-    gk_tensor host;
-    uint64_t pad[2];
     glyd_cudaTensor* const t = (glyd_cudaTensor*)calloc(1, sizeof(glyd_cudaTensor));
     gk_huf_tables* const tables = (gk_huf_tables*)malloc(sizeof(gk_huf_tables));
     cudaError_t e;
@@ -1418,11 +972,9 @@ extern "C" glyd_cudaTensor* glyd_cudaTensorUpload(const void* blob, size_t size,
         return NULL;
     }
     *error = 0;
-    host = t->t;
-    gk_device_form(&host, &t->t, pad);
-    t->bytes = t->t.blobSize + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof(gk_huf_tables) : 0);
-    e = cudaMalloc((void**)&t->blob, t->t.blobSize);
-    if (e == cudaSuccess) e = upload_form(t->blob, (const uint8_t*)blob, &host, pad);
+    t->bytes = size + (t->t.layout == GK_LAYOUT_HUFFMAN ? sizeof(gk_huf_tables) : 0);
+    e = cudaMalloc((void**)&t->blob, size);
+    if (e == cudaSuccess) e = cudaMemcpy(t->blob, blob, size, cudaMemcpyHostToDevice);
     if (e == cudaSuccess && t->t.layout == GK_LAYOUT_HUFFMAN) {
         e = cudaMalloc((void**)&t->tables, sizeof(gk_huf_tables));
         if (e == cudaSuccess) e = cudaMemcpy(t->tables, tables, sizeof(gk_huf_tables), cudaMemcpyHostToDevice);
@@ -1489,7 +1041,7 @@ static cudaError_t decode_grid(uint64_t n, unsigned* grid)
     return cudaSuccess;
 }
 
-/* The backend's launchers (lib/infer/gpu.c through cuda/device.c): units
+/* The backend's launchers (gpu/backend.c through gpu/device.c): units
  * [u0, u1) of a fast-layout blob into out (from the first unit's first
  * element); y = W x with room for parts given. 0 or the CUDA error. */
 extern "C" int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t u0, uint64_t u1,
@@ -1619,12 +1171,12 @@ extern "C" int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t
     return (int)cudaGetLastError();
 }
 
-/* A product at the given setting of its steps ahead (NULL: as set, or as
- * kept for its shape). */
-static int launch_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
-                       uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
-                       const rows_setting* given, cudaStream_t s)
+/* tables and runs: the Huffman layout's (NULL for the others). */
+extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
+                                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
+                                   unsigned batch, float* y, float* parts, void* stream)
 {
+    cudaStream_t const s = (cudaStream_t)stream;
     if (t->nbElements == 0) return 0;
     /* the Huffman kernels decode whole units into shared memory through
      * the run index: the emulation's conditions, checked here as well */
@@ -1632,7 +1184,7 @@ static int launch_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tab
         return (int)cudaErrorInvalidValue;
     if (t->layout == GK_LAYOUT_HUFFMAN && !gk_huf_blob_aligned(blob)) return (int)cudaErrorMisalignedAddress;
     if (gk_rows_fits(t, cols)) {
-        cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, given, s);
+        cudaError_t const e = gemv_rows(blob, t, tables, runs, rows, cols, x, batch, y, parts, s);
         if (e != cudaSuccess) return (int)e;
     } else if (t->layout == GK_LAYOUT_HUFFMAN)
         fast_gemv_kernel<true><<<grid_for(t->nbUnits), 32 * GEMV_WARPS, 0, s>>>(blob, *t, rows, cols, x, batch, y,
@@ -1644,121 +1196,6 @@ static int launch_gemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tab
         gemv_parts_kernel<<<(unsigned)((rows + 255) / 256), 256, 0, s>>>(parts, t->nbUnits, rows, cols / t->unitSize,
                                                                          batch, y);
     return (int)cudaGetLastError();
-}
-
-/* tables and runs: the Huffman layout's (NULL for the others). */
-extern "C" int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
-                                   const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x,
-                                   unsigned batch, float* y, float* parts, void* stream)
-{
-    return launch_gemv(blob, t, tables, runs, rows, cols, x, batch, y, parts, NULL, (cudaStream_t)stream);
-}
-
-/* The settings that a tuning times: plain first, then steps asked of L2
- * ahead, then (where the product may hold its steps ahead) the next step
- * held in registers, then (where it may stage them) staged. A round
- * launches each in turn, enough times to go round the tensors given; the
- * first round is not timed (its launches load the kernels and ask the
- * device's limits), and each setting keeps its best round. */
-static const rows_setting kTuneSettings[] = { { 0, 0 }, { 0, 1 }, { 0, 2 }, { 0, 4 },
-                                               { 1, 0 }, { 2, 0 }, { 3, 0 }, { 4, 0 } };
-#define TUNE_SETTINGS (sizeof kTuneSettings / sizeof kTuneSettings[0])
-#define TUNE_ROUNDS 4
-#define TUNE_LAUNCHES 4  /* a setting's launches a round, at least */
-#define TUNE_MARGIN 0.97 /* of the plain setting's time, that another must take at most to be kept */
-
-static size_t tune_failed(char* why, size_t whyCap, cudaError_t e, const char* what)
-{
-    snprintf(why, whyCap, "%s: %s", what, cudaGetErrorString(e));
-    return (size_t)-(int)GLYD_error_GENERIC;
-}
-
-/* glyd_cudaTune over device blobs as the engine holds them (parts: as
- * glyd_cudaLaunchGemv's; tables and runs need not be, the fast layout
- * having none): 0 or an error, with its reason in why. chosen: the
- * setting kept ({0, 0} where nothing was timed). */
-extern "C" size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tensor* const* ts, unsigned count,
-                                      uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
-                                      float* parts, void* stream, unsigned chosen[2], char* why, size_t whyCap)
-{
-    cudaStream_t const s = (cudaStream_t)stream;
-    size_t const outBytes = sizeof(float) * batch * rows;
-    float best[TUNE_SETTINGS];
-    bool timed[TUNE_SETTINGS]; /* the settings the shape and device allow */
-    bool mayHold = true, mayStage = true;
-    device_limits dev;
-    cudaEvent_t a = NULL, b = NULL;
-    float* got = NULL;
-    float* want = NULL;
-    size_t r = 0;
-    cudaError_t e;
-    unsigned k, keep = 0;
-    chosen[0] = chosen[1] = 0;
-    if (!count || batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    for (k = 0; k < count; k++)
-        if (ts[k]->layout != ts[0]->layout || ts[k]->nbElements != rows * cols)
-            return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    if (ts[0]->layout != GK_LAYOUT_FAST || !gk_rows_fits(ts[0], cols) || rows * cols == 0) return 0;
-    /* settings set by hand are what products use: nothing to time */
-    int const byHandStages = setting_read(&g_rowsStages, "GLYD_CUDA_STAGES", STAGES_MAX);
-    int const byHandPrefetch = setting_read(&g_rowsPrefetch, "GLYD_CUDA_PREFETCH", PREFETCH_MAX);
-    if (byHandStages != SETTING_TUNED || byHandPrefetch != SETTING_TUNED) {
-        chosen[0] = byHandStages < 0 ? 0 : (unsigned)byHandStages;
-        chosen[1] = byHandPrefetch < 0 ? 0 : (unsigned)byHandPrefetch;
-        return 0;
-    }
-    if ((e = limits(&dev)) != cudaSuccess) return tune_failed(why, whyCap, e, "tuning");
-    /* a setting is timed where every tensor's products take it (their
-     * units may differ, and a product that may not hold its steps runs
-     * plain) */
-    for (k = 0; k < count; k++)
-        mayHold &= rows_may_hold(ts[k], cols), mayStage &= rows_may_stage(blobs[k], ts[k], cols, &dev);
-    for (k = 0; k < TUNE_SETTINGS; k++)
-        timed[k] = rows_stages(kTuneSettings[k].stages, mayHold, mayStage) == kTuneSettings[k].stages;
-    got = (float*)malloc(outBytes);
-    want = (float*)malloc(outBytes);
-    if (!got || !want) r = (size_t)-(int)GLYD_error_memory_allocation;
-    /* each setting's product, once, against the plain one's */
-    for (k = 0; k < TUNE_SETTINGS && !r; k++) {
-        if (!timed[k]) continue;
-        e = (cudaError_t)launch_gemv(blobs[0], ts[0], NULL, NULL, rows, cols, x, batch, y, parts, &kTuneSettings[k], s);
-        if (e == cudaSuccess) e = cudaMemcpyAsync(k ? got : want, y, outBytes, cudaMemcpyDeviceToHost, s);
-        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-        if (e != cudaSuccess) r = tune_failed(why, whyCap, e, "tuning");
-        else if (k && memcmp(got, want, outBytes)) {
-            snprintf(why, whyCap, "tuning: the product of %llux%llu with %u steps held ahead, %u asked of L2 ahead, "
-                     "differs from the plain product", (unsigned long long)rows, (unsigned long long)cols,
-                     kTuneSettings[k].stages, kTuneSettings[k].prefetch);
-            r = (size_t)-(int)GLYD_error_GENERIC;
-        }
-    }
-    if (!r && ((e = cudaEventCreate(&a)) != cudaSuccess || (e = cudaEventCreate(&b)) != cudaSuccess))
-        r = tune_failed(why, whyCap, e, "tuning");
-    for (k = 0; k < TUNE_SETTINGS; k++) best[k] = -1;
-    for (unsigned round = 0; round < TUNE_ROUNDS && !r; round++)
-        for (k = 0; k < TUNE_SETTINGS && !r; k++) {
-            unsigned const n = count > TUNE_LAUNCHES ? count : TUNE_LAUNCHES;
-            float ms = 0;
-            if (!timed[k]) continue;
-            e = cudaEventRecord(a, s);
-            for (unsigned i = 0; i < n && e == cudaSuccess; i++)
-                e = (cudaError_t)launch_gemv(blobs[i % count], ts[i % count], NULL, NULL, rows, cols, x, batch, y,
-                                             parts, &kTuneSettings[k], s);
-            if (e == cudaSuccess) e = cudaEventRecord(b, s);
-            if (e == cudaSuccess) e = cudaEventSynchronize(b);
-            if (e == cudaSuccess) e = cudaEventElapsedTime(&ms, a, b);
-            if (e != cudaSuccess) r = tune_failed(why, whyCap, e, "tuning");
-            else if (round && (best[k] < 0 || ms / n < best[k])) best[k] = ms / n;
-        }
-    for (k = 1; k < TUNE_SETTINGS && !r; k++)
-        if (best[k] >= 0 && best[k] <= TUNE_MARGIN * best[0] && best[k] < best[keep]) keep = k;
-    if (!r) tuned_keep(dev.device, rows, cols, batch, kTuneSettings[keep]);
-    if (!r) chosen[0] = kTuneSettings[keep].stages, chosen[1] = kTuneSettings[keep].prefetch;
-    if (a) cudaEventDestroy(a);
-    if (b) cudaEventDestroy(b);
-    free(got);
-    free(want);
-    return r;
 }
 
 extern "C" size_t glyd_cudaTensorNibbles(glyd_cudaTensor* t)
@@ -1804,54 +1241,5 @@ extern "C" size_t glyd_cudaGemv(const glyd_cudaTensor* w, uint64_t rows, uint64_
     CUDA_TRY((cudaError_t)glyd_cudaLaunchGemv(w->blob, t, w->tables, w->runs, rows, cols, x, batch, y, parts, stream),
              "gemv launch");
     if (parts) CUDA_TRY(cudaFreeAsync(parts, s), "gemv parts");
-    return 0;
-}
-
-extern "C" size_t glyd_cudaTune(const glyd_cudaTensor* const* w, unsigned count, uint64_t rows, uint64_t cols,
-                                unsigned batch, const float* x, float* y, void* stream, unsigned* stages,
-                                unsigned* prefetch)
-{
-    cudaStream_t const s = (cudaStream_t)stream;
-    const uint8_t* blobs[64];
-    const gk_tensor* ts[64];
-    unsigned chosen[2] = { 0, 0 };
-    float* parts = NULL;
-    size_t r;
-    /* a model's matrices of one shape are at most a few hundred; 64 go past L2 */
-    if (count > 64) count = 64;
-    if (!count || batch < 1 || batch > GEMV_MAX_BATCH) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    for (unsigned k = 0; k < count; k++) blobs[k] = w[k]->blob, ts[k] = &w[k]->t;
-    if (rows * cols != ts[0]->nbElements || cols == 0) return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    if (ts[0]->layout == GK_LAYOUT_FAST && !gk_gemv_fits(ts[0], cols))
-        return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    if (ts[0]->unitSize < cols)
-        CUDA_TRY(cudaMallocAsync((void**)&parts, sizeof(float) * batch * ts[0]->nbUnits, s), "tuning");
-    r = glyd_cudaLaunchTune(blobs, ts, count, rows, cols, x, batch, y, parts, stream, chosen, g_lastError,
-                            sizeof g_lastError);
-    if (parts) cudaFreeAsync(parts, s);
-    if (stages) *stages = chosen[0];
-    if (prefetch) *prefetch = chosen[1];
-    return r;
-}
-
-extern "C" int glyd_cudaTuned(uint64_t rows, uint64_t cols, unsigned batch, unsigned* stages, unsigned* prefetch)
-{
-    rows_setting at = { 0, 0 };
-    int device, found;
-    if (cudaGetDevice(&device) != cudaSuccess) return 0;
-    found = tuned_find(device, rows, cols, batch, &at);
-    if (stages) *stages = at.stages;
-    if (prefetch) *prefetch = at.prefetch;
-    return found;
-}
-
-extern "C" size_t glyd_cudaSetTuned(uint64_t rows, uint64_t cols, unsigned batch, unsigned stages, unsigned prefetch)
-{
-    rows_setting const at = { stages, prefetch };
-    int device;
-    if (stages > STAGES_MAX || prefetch > PREFETCH_MAX || batch < 1 || batch > GEMV_MAX_BATCH)
-        return (size_t)-(int)GLYD_error_parameter_outOfBound;
-    CUDA_TRY(cudaGetDevice(&device), "tuning");
-    tuned_keep(device, rows, cols, batch, at);
     return 0;
 }

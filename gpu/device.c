@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * device.c: CUDA as a device of the GPU backend (lib/infer/gpu.c): memory,
+ * device.c: CUDA as a device of the GPU backend (gpu/backend.c): memory,
  * copies and the kernels' launchers (decode.cu, engine.cu) behind the
  * glyd_gpuDevice table, on one stream of its own, with cuBLAS for the
  * prompts' products. Exported from libglyd_cuda.so as glyd_cudaDeviceOpen,
@@ -21,9 +21,6 @@ int glyd_cudaLaunchDecodeUnits(const uint8_t* blob, const gk_tensor* t, uint64_t
 int glyd_cudaLaunchGemv(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables, const uint16_t* runs,
                         uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts,
                         void* stream);
-size_t glyd_cudaLaunchTune(const uint8_t* const* blobs, const gk_tensor* const* ts, unsigned count, uint64_t rows,
-                           uint64_t cols, const float* x, unsigned batch, float* y, float* parts, void* stream,
-                           unsigned chosen[2], char* why, size_t whyCap);
 int glyd_cudaLaunchNibbles(uint8_t* blob, const gk_tensor* t, void* stream);
 int glyd_cudaLaunchDecodeRuns(const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                               const uint16_t* runs, uint64_t u0, uint64_t u1, uint16_t* out, void* stream);
@@ -101,14 +98,6 @@ static size_t cu_gemv(const glyd_gpuDevice* d, const uint8_t* blob, const gk_ten
 {
     return check(d, glyd_cudaLaunchGemv(blob, t, tables, runs, rows, cols, x, batch, y, parts, STATE(d)->stream),
                  "product");
-}
-
-static size_t cu_tune(const glyd_gpuDevice* d, const uint8_t* const* blobs, const gk_tensor* const* ts, unsigned count,
-                      uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts)
-{
-    unsigned chosen[2];
-    return glyd_cudaLaunchTune(blobs, ts, count, rows, cols, x, batch, y, parts, STATE(d)->stream, chosen,
-                               STATE(d)->error, sizeof STATE(d)->error);
 }
 
 static size_t cu_nibbles(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor* t)
@@ -242,7 +231,6 @@ glyd_gpuDevice* glyd_cudaDeviceOpen(char* why, size_t whyCap)
     d->download = cu_download;
     d->copy = cu_copy;
     d->gemv = cu_gemv;
-    d->tune = cu_tune;
     d->nibbles = cu_nibbles;
     d->widen = cu_widen;
     d->gemm = cu_gemm;

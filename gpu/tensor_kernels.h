@@ -2,7 +2,7 @@
 /*
  * tensor_kernels.h: the work of one GPU thread decoding a bf16 tensor blob
  * (docs/FORMAT.md, "Tensor blobs"), written once for the CUDA kernels
- * (cuda/decode.cu) and for their emulation on the CPU (tests/unit/test_cuda.c):
+ * (gpu/decode.cu) and for their emulation on the CPU (tests/unit/test_cuda.c):
  * the same unit boundaries, the same table lookups, the same offsets.
  *
  * The host parses and checks a blob (glyd_tensorOpen) before a kernel sees
@@ -868,30 +868,6 @@ GK_FN int gk_rows_fits(const gk_tensor* t, uint64_t cols)
     return gk_rows_shape(t, cols) && (t->layout != GK_LAYOUT_FAST || t->codeForm == GK_CODES_NIBBLES);
 }
 
-/* A fast-layout blob as the GPU holds it: its planes and its codes each
- * start on a 16-byte boundary, after a pad of zeros (what lies between
- * them moves with the planes), so that the rows kernel's staged steps may
- * copy either with the copy engine (cuda/decode.cu), which reads only such
- * runs; the coded blob puts its planes after a 40-byte header and its
- * codes wherever the planes and the escape counts end. Its parts, in
- * order: [0, planes), [planes, codePlanes), [codePlanes, blobSize); part k
- * lies pad[0] + .. + pad[k - 1] further on the device. Other layouts, and
- * parts in another order, keep their places (pads 0). dev: t's descriptor
- * of the blob on the device (its size: dev->blobSize). */
-GK_FN void gk_device_form(const gk_tensor* t, gk_tensor* dev, uint64_t pad[2])
-{
-    *dev = *t;
-    pad[0] = pad[1] = 0;
-    if (t->layout != GK_LAYOUT_FAST || t->planes > t->codePlanes || t->codePlanes > t->blobSize) return;
-    pad[0] = (16 - (t->planes & 15)) & 15;
-    pad[1] = (16 - ((t->codePlanes + pad[0]) & 15)) & 15;
-    dev->planes += pad[0];
-    dev->codePlanes += pad[0] + pad[1];
-    dev->ends += t->ends >= t->codePlanes ? pad[0] + pad[1] : t->ends >= t->planes ? pad[0] : 0;
-    dev->escapes += t->escapes >= t->codePlanes ? pad[0] + pad[1] : t->escapes >= t->planes ? pad[0] : 0;
-    dev->blobSize += pad[0] + pad[1];
-}
-
 /* Rows of unit u (1 where units cut rows). */
 GK_FN uint64_t gk_rows_in_unit(const gk_tensor* t, uint64_t cols, uint64_t u)
 {
@@ -1261,16 +1237,15 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
 /* ------------------------------------------------------------------------ */
 /* Launching products by rows                                               */
 /* ------------------------------------------------------------------------ */
-/* What the launcher (cuda/decode.cu) and the model of its launch
+/* What the launcher (gpu/decode.cu) and the model of its launch
  * (bench/gpu_model.c) both compute, so that the two cannot drift apart. */
 
 #define GK_ROWS_WARPS       8 /* warps of a rows block, or fewer where shared memory is short */
 #define GK_ROWS_FAST_BLOCKS 4 /* blocks a multiprocessor a fast product at batch 1 is built for (64 registers) */
-#define GK_ROWS_HELD_BLOCKS 3 /* and one holding its next step in registers (80) */
 
-/* Shared memory of a fast-layout rows block with no steps staged: x
- * (vectors x stride floats), a patch slot per thread, and per warp an
- * escape window of 32 words and two escape counts. */
+/* Shared memory of a fast-layout rows block: x (vectors x stride
+ * floats), a patch slot per thread, and per warp an escape window of 32
+ * words and two escape counts. */
 GK_FN uint64_t gk_rows_fast_smem(const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
 {
     return 4 * (uint64_t)vectors * gk_rows_stride(gk_rows_span(t, cols)) +

@@ -224,14 +224,6 @@ struct glyd_gpuDevice_s {
     size_t (*gemv)(const glyd_gpuDevice* d, const uint8_t* blob, const gk_tensor* t, const gk_huf_tables* tables,
                    const uint16_t* runs, uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y,
                    float* parts);
-    /* times the products by rows of count matrices of one shape (fast
-     * layout, batch 1 to 8) at each setting of the steps they fetch ahead,
-     * going round them, and keeps the fastest for that shape's products
-     * (glyd_cudaTune; each setting's products must be the plain ones' bit
-     * for bit); x, y and parts as gemv's. NULL where a device has no
-     * settings */
-    size_t (*tune)(const glyd_gpuDevice* d, const uint8_t* const* blobs, const gk_tensor* const* ts, unsigned count,
-                   uint64_t rows, uint64_t cols, const float* x, unsigned batch, float* y, float* parts);
     /* a fast-layout blob's codes rewritten in the nibble form, in place
      * (tensor_kernels.h; units of whole groups): t as it was, planes */
     size_t (*nibbles)(const glyd_gpuDevice* d, uint8_t* blob, const gk_tensor* t);
@@ -271,10 +263,6 @@ glyd_gpuDevice* glyd_gpuEmulated(void);
 /* CUDA's device, from libglyd_cuda.so: NULL with *why set when it is not
  * there or finds no GPU. */
 glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
-/* A symbol of the libglyd_cuda.so that glyd_gpuCuda loaded (its settings,
- * for tools that time them): NULL when none is loaded or it has no such
- * symbol. */
-void* glyd_gpuCudaSymbol(const char* name);
 
 /* The GPU backend over a device (which it then owns): the weights are
  * uploaded as they are held (fast layout, plain bf16, or the Huffman layout

@@ -340,20 +340,6 @@ unsigned cudacpu_ballot(unsigned mask, int pred)
     return bits;
 }
 
-static std::vector<uintptr_t>* g_prefetches;
-
-void cudacpu_prefetch(const void* p)
-{
-    (void)*(const volatile uint8_t*)p;
-    if (g_prefetches) g_prefetches->push_back((uintptr_t)p >> 7);
-}
-
-void cudacpu_recordPrefetches(std::vector<uintptr_t>* lines) { g_prefetches = lines; }
-
-static unsigned g_plantedCopy; /* cudacpu_plantCopy's nth, counting down */
-
-void cudacpu_plantCopy(unsigned nth) { g_plantedCopy = nth; }
-
 void* cudacpu_dynamicShared(void) { return g_block.shared; }
 
 void cudacpu_poison(void* p, size_t size)
@@ -478,7 +464,6 @@ cudaError_t cudaDeviceGetAttribute(int* value, enum cudaDeviceAttr attr, int dev
     if (device) return cudaErrorInvalidValue;
     if (attr == cudaDevAttrMultiProcessorCount) *value = (int)sms();
     else if (attr == cudaDevAttrMaxSharedMemoryPerBlockOptin) *value = (int)kSharedOptin;
-    else if (attr == cudaDevAttrComputeCapabilityMajor) *value = 9; /* as its __CUDA_ARCH__ */
     else return cudaErrorInvalidValue;
     return cudaSuccess;
 }
@@ -528,8 +513,8 @@ cudaError_t cudaMemset(void* p, int value, size_t size)
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t size, cudaMemcpyKind kind)
 {
+    (void)kind;
     if (size) memmove(dst, src, size);
-    if (kind == cudaMemcpyDeviceToHost && g_plantedCopy && --g_plantedCopy == 0 && size) *(uint8_t*)dst ^= 1;
     return cudaSuccess;
 }
 

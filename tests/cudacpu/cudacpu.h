@@ -39,7 +39,6 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 #include "include/cuda_runtime_api.h"
 
@@ -89,15 +88,6 @@ void cudacpu_syncwarp(unsigned mask);
 uint64_t cudacpu_exchange(unsigned mask, uint64_t v, int src);
 /* a bit for each lane that took part whose pred is not 0 */
 unsigned cudacpu_ballot(unsigned mask, int pred);
-/* prefetch.global.L2: the address read (ASan sees one past its
- * allocation), and its 128-byte line added to the recorder's lines, where
- * cudacpu_recordPrefetches has set one (NULL: none) */
-void cudacpu_prefetch(const void* p);
-void cudacpu_recordPrefetches(std::vector<uintptr_t>* lines);
-/* the nth copy from device to host from now (1: the next; 0: none) comes
- * back with the lowest bit of its first byte flipped, as from a kernel
- * that wrote another value: how a check makes a product differ */
-void cudacpu_plantCopy(unsigned nth);
 void* cudacpu_dynamicShared(void);
 /* fills a static shared variable with cudacpu_poison bytes, the first time
  * a thread of the running block passes its declaration */

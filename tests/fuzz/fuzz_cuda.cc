@@ -4,8 +4,7 @@
  * the kernels read only inside it (ASan sees cudaMalloc's exact bytes);
  * and where the CPU decoder decodes it too (a valid blob), they agree with
  * the CPU: a whole decode with the CPU decoder's, the nibble form's decode
- * with the first, a product bit for bit with its emulation (the nibble
- * form's with the rows kernel's steps staged as well). */
+ * with the first, a product bit for bit with its emulation. */
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,20 +91,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (desc.layout == GK_LAYOUT_FAST && desc.unitSize % 32 == 0 && !glyd_isError(glyd_cudaTensorNibbles(t)) &&
         !glyd_isError(glyd_tensorNibbleForm(host.data(), &desc))) {
         if (decode(t, n) != elems && valid) abort();
-        if (rows) {
-            product(t, host, desc, tables, n / cols, cols, valid);
-            /* and with the rows kernel's steps held ahead, where rows are
-             * whole steps: the next one in registers, then staged */
-            unsigned const was = glyd_cudaSetRowsStages(1);
-            product(t, host, desc, tables, n / cols, cols, valid);
-            glyd_cudaSetRowsStages(2);
-            product(t, host, desc, tables, n / cols, cols, valid);
-            glyd_cudaSetRowsStages(was);
-            /* and unstaged, each warp asking L2 for its steps ahead (the lines it asks for within the blob) */
-            unsigned const before = glyd_cudaSetRowsPrefetch(3);
-            product(t, host, desc, tables, n / cols, cols, valid);
-            glyd_cudaSetRowsPrefetch(before);
-        }
+        if (rows) product(t, host, desc, tables, n / cols, cols, valid);
     }
     glyd_cudaTensorFree(t);
     free(tables);

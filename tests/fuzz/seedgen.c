@@ -49,7 +49,7 @@ int main(int argc, char** argv)
         put(argv[1], name, blob, c);
     }
     {
-        /* rows of 1024, whole steps of the rows kernel (staged, fast layout) */
+        /* rows of 1024, whole steps of the rows kernel (fast layout) */
         size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 3072, GLYD_DTYPE_BF16, 1024, glyd_tensor_fast, 1);
         if (glyd_isError(c)) { fprintf(stderr, "seedgen: %s\n", glyd_getErrorName(c)); return 1; }
         put(argv[1], "tensor-rows1024-fast", blob, c);

@@ -6,25 +6,18 @@
  *     stories260K on the GPU against the CPU engine and the reference
  *     logits, prompts (cuBLAS on decoded tiles), one token at a time and
  *     8 tokens as a prompt (the fused product, at batch 1 and 8); coded
- *     weights against plain ones bit for bit
- *     (--exact), both paths; the products' settings tuned as the engine
- *     loads (glyd_cudaTuned, where none is set by hand); the greedy
- *     continuation from BOS, picked on the device; 500 positions against the CPU engine (attention in
- *     chunks, merged); sampling with candidates picked on the device; the
- *     Huffman layout (--compact) bit for bit as well; the tiny Qwen2 and Qwen3 models (tests/data) against
- *     transformers' logits.
- *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--stages N] [--held] [--prefetch N]
- *                              [--no-compact] [--emulated]
+ *     weights against plain ones bit for bit (--exact), both paths; the
+ *     greedy continuation from BOS, picked on the device; 500 positions
+ *     against the CPU engine (attention in chunks, merged); sampling with
+ *     candidates picked on the device; the Huffman layout (--compact) bit
+ *     for bit as well; the tiny Qwen2 and Qwen3 models (tests/data)
+ *     against transformers' logits.
+ *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--no-compact] [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
  *     plain bf16 weights, all on the GPU, in turns in this process: prompt
  *     and decode tokens/s (greedy, one token at a time), weights in GPU
- *     memory; a Markdown table and the ratios. --stages N: the fast layout
- *     timed again with its products' steps staged in N slots (sm_90 on);
- *     --held, again with each warp's next step held in registers;
- *     --prefetch N, again with N steps asked of L2 ahead; the same model
- *     loaded once, its tokens and a token's logits checked against the
- *     default's (the settings tuned for each shape at load), and again with
- *     no steps ahead. --no-compact leaves the entropy layout out.
+ *     memory; a Markdown table and the ratios. --no-compact leaves the
+ *     entropy layout out.
  *
  * Lives in build/ so that the engine finds build/cuda/libglyd_cuda.so.
  * Exits 1 when a check fails, 2 when the GPU cannot be used.
@@ -37,7 +30,6 @@
 #include <time.h>
 
 #include "glyd_llm.h"
-#include "../../llm/infer/infer.h" /* glyd_gpuCudaSymbol */
 
 static int g_failures;
 static int g_gpu = GLYD_GPU_CUDA; /* --emulated: the check on the CPU's emulation */
@@ -177,9 +169,6 @@ static void check_model(const char* dir, const char* name, size_t vocab, const f
     glyd_llmClose(compact);
 }
 
-/* glyd_cudaTuned, from the CUDA library that the engine loaded */
-typedef int (*tuned_fn)(uint64_t, uint64_t, unsigned, unsigned*, unsigned*);
-
 static int check(const char* fixtures)
 {
     char dir[1024], path[1200];
@@ -215,18 +204,6 @@ static int check(const char* fixtures)
         glyd_llm* const m = open_on(dir, g_gpu, 0, 0);
         int tok = greedy[0], ok = nbGreedy > 1;
         size_t pos;
-        tuned_fn tuned;
-        const char* const byHand[2] = { getenv("GLYD_CUDA_STAGES"), getenv("GLYD_CUDA_PREFETCH") };
-        *(void**)&tuned = glyd_gpuCudaSymbol("glyd_cudaTuned");
-        if (tuned && !(byHand[0] && *byHand[0]) && !(byHand[1] && *byHand[1])) {
-            /* its products' settings tuned as it loaded (where none is set
-             * by hand): the head's and the query's shapes */
-            glyd_llmInfo info;
-            glyd_llmGetInfo(m, &info);
-            CHECK(tuned(info.vocabSize, info.hiddenSize, 1, NULL, NULL) == 1 &&
-                      tuned((uint64_t)info.nbHeads * info.headDim, info.hiddenSize, 1, NULL, NULL) == 1,
-                  "the engine's products not tuned at load");
-        }
         for (pos = 0; pos + 1 < nbGreedy && ok; pos++) {
             int next = -1;
             ok = !glyd_isError(glyd_llmGreedy(m, &tok, 1, pos, &next)) && next == greedy[pos + 1];
@@ -307,19 +284,6 @@ typedef struct {
     unsigned long long deviceBytes, bf16Bytes;
 } figures;
 
-/* A setting of the fast layout's products, timed beside the default (the
- * setting tuned for each shape as the engine loads): its setter in the
- * CUDA library that the engine loaded (NULL where none is: no GPU, or
- * --emulated), and its value (0: not timed, unless always). */
-typedef unsigned (*setting_fn)(unsigned);
-typedef struct {
-    const char* setter; /* glyd_cudaSetRowsStages, glyd_cudaSetRowsPrefetch */
-    const char* unit;   /* of the value, for the report */
-    const char* what;   /* for the report, with the value */
-    unsigned value;
-    int always;         /* timed at 0 as well: products with no steps ahead */
-    figures fig;
-} setting;
 /* A prompt, then nbDecode tokens one at a time (greedy), timed; the
  * tokens generated into out. */
 static void time_tokens(glyd_llm* m, const int* prompt, int nbPrompt, int nbDecode, int* out, figures* best)
@@ -339,19 +303,14 @@ static void time_tokens(glyd_llm* m, const int* prompt, int nbPrompt, int nbDeco
     if (nbDecode / td > best->decode) best->decode = nbDecode / td;
 }
 
-/* The model opened with weights as `plain` says, timed into best; for the
- * fast layout, timed again at each of the settings given (the same model
- * in memory, so the same weights side by side), into theirs: its tokens,
- * and a token's logits, must be the default's, as its products are the
- * same sums bit for bit. */
-static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best, setting* settings,
-                    int nbSettings)
+/* The model opened with weights as `plain` says, timed into best. */
+static void measure(const char* model, int plain, int nbPrompt, int nbDecode, figures* best)
 {
     glyd_llm* const m = open_on(model, g_gpu, plain, (unsigned long long)(nbPrompt + nbDecode + 8));
     glyd_llmInfo info;
     int* const prompt = (int*)malloc(sizeof(int) * (size_t)nbPrompt);
-    int* const toks = (int*)malloc(sizeof(int) * 2 * (size_t)nbDecode);
-    int tok, i, k;
+    int* const toks = (int*)malloc(sizeof(int) * (size_t)nbDecode);
+    int tok, i;
     glyd_llmGetInfo(m, &info);
     for (i = 0; i < nbPrompt; i++) prompt[i] = 1 + (i * 7919) % (int)(info.vocabSize - 1);
     /* a warm-up: the first launches load the kernels */
@@ -359,30 +318,6 @@ static void measure(const char* model, int plain, int nbPrompt, int nbDecode, fi
     time_tokens(m, prompt, nbPrompt, nbDecode, toks, best);
     best->deviceBytes = info.deviceWeightBytes;
     best->bf16Bytes = info.weightBytesBf16;
-    for (k = 0; k < nbSettings && plain == 0; k++) {
-        setting* const s = &settings[k];
-        setting_fn set;
-        float* const both = (float*)malloc(sizeof(float) * 2 * info.vocabSize);
-        *(void**)&set = glyd_gpuCudaSymbol(s->setter);
-        if ((s->value || s->always) && set && both) {
-            unsigned const was = set(s->value);
-            CHECK(!glyd_isError(glyd_llmGreedy(m, prompt, 1, 0, &tok)), "warm-up, %s", s->what);
-            time_tokens(m, prompt, nbPrompt, nbDecode, toks + nbDecode, &s->fig);
-            s->fig.deviceBytes = info.deviceWeightBytes;
-            s->fig.bf16Bytes = info.weightBytesBf16;
-            for (i = 0; i < nbDecode && toks[i] == toks[nbDecode + i]; i++) {}
-            CHECK(i == nbDecode, "%s: token %d of %d differs (%d, not %d)", s->what, i, nbDecode,
-                  i < nbDecode ? toks[nbDecode + i] : 0, i < nbDecode ? toks[i] : 0);
-            /* and a token's logits (every product at batch 1), bit for bit */
-            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both + info.vocabSize, 0)), "forward, %s", s->what);
-            set(was);
-            CHECK(!glyd_isError(glyd_llmForward(m, prompt, 1, 0, both, 0)), "forward");
-            CHECK(!memcmp(both, both + info.vocabSize, sizeof(float) * info.vocabSize),
-                  "%s: logits differ from the default products' (largest difference %g)", s->what,
-                  max_diff(both, both + info.vocabSize, info.vocabSize));
-        }
-        free(both);
-    }
     free(toks);
     free(prompt);
     glyd_llmClose(m);
@@ -392,29 +327,11 @@ static int bench(int argc, char** argv)
 {
     const char* const model = argv[2];
     int nbPrompt = 256, nbDecode = 128, rounds = 2, withCompact = 1, a, r;
-    const char* const env = getenv("GLYD_CUDA_STAGES");
-    const char* const envPrefetch = getenv("GLYD_CUDA_PREFETCH");
-    setting settings[4];
-    int const nbSettings = (int)(sizeof settings / sizeof settings[0]);
     figures coded, compact, plain;
-    memset(settings, 0, sizeof settings);
-    settings[0].setter = "glyd_cudaSetRowsStages", settings[0].what = "products' steps staged";
-    settings[0].unit = " slots; sm_90 on";
-    /* the same setter: 1 step held ahead is held in registers */
-    settings[1].setter = "glyd_cudaSetRowsStages", settings[1].what = "products' next step held in registers";
-    settings[1].unit = " step";
-    settings[2].setter = "glyd_cudaSetRowsPrefetch", settings[2].what = "products' steps asked of L2 ahead";
-    settings[2].unit = " steps";
-    /* either setting set makes both plain but that one */
-    settings[3].setter = "glyd_cudaSetRowsPrefetch", settings[3].what = "products with no steps ahead";
-    settings[3].unit = " steps ahead", settings[3].always = 1;
     for (a = 3; a < argc; a++) {
         if (!strcmp(argv[a], "--prompt") && a + 1 < argc) nbPrompt = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--tokens") && a + 1 < argc) nbDecode = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--stages") && a + 1 < argc) settings[0].value = (unsigned)atoi(argv[++a]);
-        else if (!strcmp(argv[a], "--held")) settings[1].value = 1;
-        else if (!strcmp(argv[a], "--prefetch") && a + 1 < argc) settings[2].value = (unsigned)atoi(argv[++a]);
         else if (!strcmp(argv[a], "--no-compact")) withCompact = 0;
         else if (!strcmp(argv[a], "--emulated")) g_gpu = GLYD_GPU_EMULATED;
         else {
@@ -427,29 +344,18 @@ static int bench(int argc, char** argv)
     memset(&compact, 0, sizeof compact);
     memset(&plain, 0, sizeof plain);
     for (r = 0; r < rounds; r++) {
-        measure(model, 0, nbPrompt, nbDecode, &coded, settings, nbSettings);
-        measure(model, 1, nbPrompt, nbDecode, &plain, NULL, 0);
+        measure(model, 0, nbPrompt, nbDecode, &coded);
+        measure(model, 1, nbPrompt, nbDecode, &plain);
         /* once: its load codes the entropy layout and indexes its runs */
-        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact, NULL, 0);
+        if (r == 0 && withCompact) measure(model, 2, nbPrompt, nbDecode, &compact);
     }
     printf("## The engine on the GPU: %s\n\n", model);
-    if (env && *env) printf("GLYD_CUDA_STAGES=%s: the fast layout's products staged in every row below.\n\n", env);
-    if (envPrefetch && *envPrefetch)
-        printf("GLYD_CUDA_PREFETCH=%s: the fast layout's products ask L2 for steps ahead in every row below.\n\n",
-               envPrefetch);
     printf("%d prompt tokens, then %d generated one at a time (greedy, picked on the GPU); best of %d (the entropy "
            "layout: one run).\n\n", nbPrompt, nbDecode, rounds);
     printf("| weights | prompt tok/s | decode tok/s | weights in GPU memory | of bf16 |\n");
     printf("| --- | ---: | ---: | ---: | ---: |\n");
-    printf("| compressed (products' steps as tuned at load) | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt,
-           coded.decode, coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
-    for (a = 0; a < nbSettings; a++)
-        if (settings[a].fig.decode > 0)
-            printf("| compressed, %s (%u%s) | %.1f | %.1f | %.1f MiB | %.4f |\n", settings[a].what, settings[a].value,
-                   settings[a].unit, settings[a].fig.prompt,
-                   settings[a].fig.decode,
-                   settings[a].fig.deviceBytes / 1048576.0,
-                   (double)settings[a].fig.deviceBytes / (double)settings[a].fig.bf16Bytes);
+    printf("| compressed | %.1f | %.1f | %.1f MiB | %.4f |\n", coded.prompt, coded.decode,
+           coded.deviceBytes / 1048576.0, (double)coded.deviceBytes / (double)coded.bf16Bytes);
     if (withCompact)
         printf("| compressed, entropy layout (--compact) | %.1f | %.1f | %.1f MiB | %.4f |\n", compact.prompt,
                compact.decode, compact.deviceBytes / 1048576.0,
@@ -459,13 +365,6 @@ static int bench(int argc, char** argv)
     printf("\ncompressed / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
            coded.decode / plain.decode, coded.prompt / plain.prompt,
            (double)coded.deviceBytes / (double)plain.deviceBytes);
-    for (a = 0; a < nbSettings; a++)
-        if (settings[a].fig.decode > 0)
-            printf("%s / plain: decode %.3fx, prompt %.3fx (against the tuned products' decode: %.3fx)\n",
-                   settings[a].what, settings[a].fig.decode / plain.decode, settings[a].fig.prompt / plain.prompt,
-                   settings[a].fig.decode / coded.decode);
-        else if (settings[a].value || settings[a].always)
-            printf("%s: not measured (no CUDA library loaded)\n", settings[a].what);
     if (withCompact)
         printf("entropy layout / plain: decode %.3fx, prompt %.3fx, GPU memory for weights %.4fx\n",
                compact.decode / plain.decode, compact.prompt / plain.prompt,
@@ -480,6 +379,6 @@ int main(int argc, char** argv)
     if (argc >= 3 && !strcmp(argv[1], "check")) return check(argv[2]);
     if (argc >= 3 && !strcmp(argv[1], "bench")) return bench(argc, argv);
     fprintf(stderr, "usage: gpu_engine check FIXTURES_DIR | bench MODEL [--prompt N] [--tokens N] [--rounds R] "
-                    "[--stages N] [--held] [--prefetch N] [--no-compact]\n");
+                    "[--no-compact]\n");
     return 1;
 }

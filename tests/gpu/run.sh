@@ -8,23 +8,13 @@
 #                         stories260K fixture, a synthetic 1 GiB set), the
 #                         fused product bit for bit against its emulation,
 #                         bulk decode throughput, the product against cuBLAS;
-#   staged steps          the fast layout's rows kernel with its next step
-#                         held in registers, its steps copied ahead by the
-#                         copy engine (sm_90), or asked of L2 ahead, and as
-#                         glyd_cudaTune keeps the fastest of those for the
-#                         shape: gpu_check --staged, bit for bit and timed
-#                         beside the plain kernel and cuBLAS;
 #   build/gpu_engine check  the engine on the GPU: logits against the CPU
 #                         engine and the references, coded == plain bit for
 #                         bit (--exact), greedy decoding on the device;
 #   build/gpu_engine bench  tokens/s of a synthetic 8B-shaped model (Llama
 #                         3 8B's shapes, 32 layers), compressed (fast layout,
 #                         and the entropy layout) against plain bf16 weights,
-#                         all on the GPU; the fast layout's products tuned
-#                         at load, then again with no steps ahead,
-#                         --stages 2, --held and --prefetch 2. The engine's
-#                         steps take their products plain where the staged
-#                         steps failed;
+#                         all on the GPU;
 #   compute-sanitizer     the engine's checks again, memcheck (GPU_SANITIZE=0
 #                         leaves it out);
 #   build/gpu_model       the same products and bulk decoding modelled on
@@ -116,28 +106,18 @@ t_steps=$SECONDS
     tail -n 1 "$report.unit"
     echo
     run 150 gpu_check "$gpu_check" "$SHARED/fixtures"
-    # the fast layout's products with their steps staged, and asked of L2
-    # ahead, each and as tuned: in a step of their own, so that a staged
-    # one that never ends costs that step's limit, and before the engine,
-    # which tunes its products among those settings as it loads. Where
-    # they fail, the engine's products are set by hand to plain steps
-    # (which leaves nothing to tune), and it is timed so alone
-    run 60 "staged products" "$gpu_check" "$SHARED/fixtures" --staged
-    stages=(--stages 2 --held --prefetch 2) plain=()
-    [ "$last" = 0 ] || stages=() plain=(env GLYD_CUDA_STAGES=0)
-    run 60 "engine checks" "${plain[@]}" "$bin/gpu_engine" check "$SHARED/fixtures"
+    run 60 "engine checks" "$bin/gpu_engine" check "$SHARED/fixtures"
     layers=()
     [ -n "${GPU_BENCH_LAYERS:-}" ] && layers=(--layers "$GPU_BENCH_LAYERS")
     run 120 "synthetic 8B model" "$bin/synth_model" --shape 8b "${layers[@]}" \
         --like "$SHARED/fixtures/stories260K/model.safetensors" -o "$synth" >/dev/null
-    run 180 "engine benchmark" "${plain[@]}" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2 \
-        "${stages[@]}"
+    run 180 "engine benchmark" "$bin/gpu_engine" bench "$synth" --prompt 256 --tokens 128 --rounds 2
     # last, so that it takes no time from the figures: the engine's checks
     # again under compute-sanitizer (bad accesses and uninitialised reads)
     if [ "${GPU_SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
         echo "## The engine's checks under compute-sanitizer (memcheck)"
         echo
-        run 120 "engine checks, memcheck" "${plain[@]}" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
+        run 120 "engine checks, memcheck" compute-sanitizer --tool memcheck --error-exitcode 3 --print-limit 20 \
             "$bin/gpu_engine" check "$SHARED/fixtures" >"$report.memcheck" 2>&1
         tail -n 25 "$report.memcheck"
     fi

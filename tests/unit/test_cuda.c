@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* test_cuda.c: the GPU decoding kernels' per-thread work
- * (lib/tensor/tensor_kernels.h), run on the CPU the way the kernels run it
+ * (gpu/tensor_kernels.h), run on the CPU the way the kernels run it
  * (glyd_tensorEmulateDecode, glyd_tensorEmulateGemv: a block per unit, a
  * thread per 32-element group or per unit, escape offsets from the
  * block's prefix sum, a warp per row), against the CPU decoder and exact

@@ -34,11 +34,7 @@ typedef enum cudaMemcpyKind {
     cudaMemcpyDefault = 4
 } cudaMemcpyKind;
 
-enum cudaDeviceAttr {
-    cudaDevAttrMultiProcessorCount = 16,
-    cudaDevAttrComputeCapabilityMajor = 75,
-    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
-};
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount = 16, cudaDevAttrMaxSharedMemoryPerBlockOptin = 97 };
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 
 #define cudaStreamNonBlocking 0x01
