@@ -245,12 +245,14 @@ CUDA_ARCHS := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=
               -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
 CUDA_FLAGS := -O3 -std=c++17 -Iinclude -Igpu -Xcompiler -Wall,-Wextra,-Werror,-fPIC $(CUDA_ARCHS)
 CUDA_INC   := $(shell d=$$(command -v $(NVCC)) && echo $$(dirname $$d)/../include)
-CUDA_OBJ   := $(addprefix $(BUILD)/cuda/,decode.o engine.o host.o device.o)
+# The kernels by job: bulk decoding, products, uploads, the engine's other
+# operations; what they share (cuda_common, copies into shared memory).
+CUDA_UNITS := decode products upload cuda_common engine
+CUDA_HDRS  := $(wildcard gpu/*.cuh) gpu/glyd_cuda.h gpu/tensor_kernels.h gpu/engine_kernels.h include/glyd.h \
+              include/glyd_tensor.h
+CUDA_OBJ   := $(addprefix $(BUILD)/cuda/,$(CUDA_UNITS:=.o) host.o device.o)
 cuda: $(BUILD)/cuda/libglyd_cuda.a $(BUILD)/cuda/libglyd_cuda.so $(BUILD)/cuda/gpu_check $(BUILD)/gpu_engine
-$(BUILD)/cuda/decode.o: gpu/decode.cu gpu/glyd_cuda.h gpu/tensor_kernels.h include/glyd.h
-	@mkdir -p $(@D)
-	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
-$(BUILD)/cuda/engine.o: gpu/engine.cu gpu/engine_kernels.h gpu/tensor_kernels.h
+$(BUILD)/cuda/%.o: gpu/%.cu $(CUDA_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(CUDA_FLAGS) -c $< -o $@
 $(BUILD)/cuda/host.o: gpu/host.c gpu/tensor_gpu.h lib/tensor/tensor.h gpu/tensor_kernels.h
@@ -284,8 +286,8 @@ CPU_CUDA_CXX   := -std=c++17 -O1 -g -fPIC -fno-strict-aliasing -Wall -Wextra -We
                   -Wno-unused-variable -Itests/cudacpu/include -Iinclude -Igpu -include cuda_runtime.h
 CPU_CUDA_FLAGS := $(CPU_CUDA_CXX) $(CPU_CUDA_SAN)
 CPU_CUDA_DEPS  := tests/cudacpu/cudacpu.h $(wildcard tests/cudacpu/include/*.h tests/cudacpu/include/cub/*/*.cuh) \
-                  gpu/tensor_kernels.h gpu/engine_kernels.h gpu/glyd_cuda.h include/glyd.h
-CPU_CUDA_OBJ   := $(addprefix $(CPU_CUDA)/,decode.o engine.o host.o device.o cudacpu.o)
+                  $(CUDA_HDRS)
+CPU_CUDA_OBJ   := $(addprefix $(CPU_CUDA)/,$(CUDA_UNITS:=.o) host.o device.o cudacpu.o)
 cuda-cpu: all
 	$(Q)./tools/deps.sh cudacpu
 	$(Q)$(MAKE) --no-print-directory $(CPU_CUDA)/selftest $(CPU_CUDA)/cuda/libglyd_cuda.so $(CPU_CUDA)/gpu_engine \
@@ -296,7 +298,7 @@ cuda-cpu: all
 	$(Q)CUDACPU_ORDER=swapped $(CPU_CUDA)/gpu_check ../shared/fixtures --small
 	$(Q)$(CPU_CUDA)/gpu_engine check ../shared/fixtures
 	$(Q)$(CPU_CUDA)/gpu_check ../shared/fixtures --profile
-.SECONDARY: $(CPU_CUDA)/decode.cpp $(CPU_CUDA)/engine.cpp $(CPU_CUDA)/selftest.cpp
+.SECONDARY: $(addprefix $(CPU_CUDA)/,$(CUDA_UNITS:=.cpp)) $(CPU_CUDA)/selftest.cpp
 $(CPU_CUDA)/%.cpp: gpu/%.cu tests/cudacpu/kernels.sed
 	@mkdir -p $(@D)
 	$(Q){ echo '#line 1 "$<"'; sed -E -f tests/cudacpu/kernels.sed $<; } > $@
@@ -325,17 +327,18 @@ $(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(STATIC_LIBS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) $(WARNINGS) $(CPU_CUDA_SAN) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
-# fuzz_cuda: the library and host.c in C, the kernels (gpu/decode.cu made
+# fuzz_cuda: the library and host.c in C, the kernels (gpu/*.cu made
 # C++ as for make cuda-cpu) in C++, all instrumented for coverage; cudacpu,
 # whose scheduling would only add noise to it, for the sanitizers alone
 FUZZ_CUDA      := $(BUILD)/fuzz/cuda
 FUZZ_SAN       := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
 FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) gpu/host.o gpu/tensor_gpu.o)
-FUZZ_CUDA_CXX  := $(addprefix $(FUZZ_CUDA)/,decode.o cudacpu.o fuzz_cuda.o)
+FUZZ_CUDA_KERN := $(addprefix $(FUZZ_CUDA)/,$(addsuffix .o,$(filter-out engine,$(CUDA_UNITS))))
+FUZZ_CUDA_CXX  := $(FUZZ_CUDA_KERN) $(FUZZ_CUDA)/cudacpu.o $(FUZZ_CUDA)/fuzz_cuda.o
 $(FUZZ_CUDA)/%.o: %.c
 	@mkdir -p $(@D)
 	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) $(FUZZ_SAN) -c $< -o $@
-$(FUZZ_CUDA)/decode.o: $(CPU_CUDA)/decode.cpp $(CPU_CUDA_DEPS)
+$(FUZZ_CUDA_KERN): $(FUZZ_CUDA)/%.o: $(CPU_CUDA)/%.cpp $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(Q)clang++ $(CPU_CUDA_CXX) $(FUZZ_SAN) -c $< -o $@
 $(FUZZ_CUDA)/cudacpu.o: tests/cudacpu/cudacpu.cpp $(CPU_CUDA_DEPS)
