@@ -482,7 +482,7 @@ static void chains(uint64_t rows, uint64_t cols, const model_count* c)
          * launch bounds ask for (registers) unless shared memory holds
          * fewer blocks */
         unsigned const byRegs = GK_ROWS_FAST_BLOCKS;
-        uint64_t const bytes = gk_rows_fast_smem(&t, cols, 1, GK_ROWS_WARPS);
+        uint64_t const bytes = gk_rows_smem_plan(GK_LAYOUT_FAST, &t, cols, 1, 32 * GK_ROWS_WARPS).bytes;
         unsigned const bySmem = (unsigned)(SM_SMEM / (bytes + BLOCK_SMEM));
         unsigned const perSm = byRegs < bySmem ? byRegs : bySmem;
         uint64_t const full = (uint64_t)SMS * perSm;

@@ -146,21 +146,6 @@ __global__ void gemv_parts_kernel(const float* __restrict__ parts, uint64_t nbUn
 /* Products by rows of whole groups (gk_rows_fits): a thread per group       */
 /* ------------------------------------------------------------------------ */
 
-/* Shared memory of a rows block: x (vectors x stride floats), then the
- * fast layout's slots, windows and counts (gk_rows_fast_smem); or the
- * multi-symbol decoding table, x, then the symbols of the units a warp
- * decodes at once, a byte an element (Huffman). */
-#define ROWS_HUF_TABLES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
-
-static size_t rows_smem(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
-{
-    if (layout == GK_LAYOUT_FAST) return gk_rows_fast_smem(t, cols, vectors, warps);
-    size_t const xs = sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    if (layout == GK_LAYOUT_HUFFMAN)
-        return ROWS_HUF_TABLES + xs + (size_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
-    return xs;
-}
-
 /* The unit that item (a row, or where rows are cut in parts, this
  * block's part of a row) is. */
 __device__ __forceinline__ uint64_t rows_unit(uint64_t item, uint64_t perRow, uint64_t part)
@@ -252,12 +237,10 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     unsigned const groups = (unsigned)(span / 32); /* span is a unit's at most: 32-bit arithmetic within a row */
     uint64_t const perRow = cols / span, part = blockIdx.y;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    /* Huffman: the multi-symbol table first, where its address is a
-     * constant (its lookups are most of the product's work); then x, then
-     * per layout */
+    /* where each part of the block's shared memory lies (tensor_kernels.h) */
+    gk_rows_smem const plan = gk_rows_smem_plan(LAYOUT, &t, cols, vectors, blockDim.x);
     uint32_t* const multi = (uint32_t*)smem;
-    float* const xs = (float*)(smem + (LAYOUT == GK_LAYOUT_HUFFMAN ? ROWS_HUF_TABLES : 0));
-    uint8_t* const after = (uint8_t*)xs + sizeof(float) * vectors * stride;
+    float* const xs = (float*)(smem + plan.x);
     uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
     /* Huffman: a warp decodes `together` of its units at once, their runs
      * a lane each (32 at most), then multiplies them one after another */
@@ -269,10 +252,9 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     table_words const tableFirst = table_begin(LAYOUT == GK_LAYOUT_HUFFMAN ? tables->multi : NULL,
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
-    /* fast: a slot a thread, then a window of 32 words a warp, then each
-     * warp's two escape counts read ahead */
-    uint32_t* const window = (uint32_t*)after + GK_PATCH_SLOT_WORDS * blockDim.x + 32 * warp;
-    uint32_t* const counts = (uint32_t*)(after + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * blockDim.x) + 2 * warp;
+    /* fast: the warp's window, and its two escape counts read ahead */
+    uint32_t* const window = (uint32_t*)(smem + plan.windows) + 32 * warp;
+    uint32_t* const counts = (uint32_t*)(smem + plan.counts) + 2 * warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
     /* x's part for this block, padded */
@@ -281,7 +263,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
-                           : after + warp * together * gk_huf_unit_bytes(&t);
+                           : smem + plan.units + warp * together * gk_huf_unit_bytes(&t);
     /* Huffman: a block's warps decode their units side by side, then
      * multiply them side by side, and only 2 blocks fit a multiprocessor:
      * read where they are used, each step's planes were a trip to memory
@@ -355,7 +337,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         __syncwarp();
                         if (active)
                             nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
-                                         (uint32_t*)after + GK_PATCH_SLOT_WORDS * threadIdx.x, pairs);
+                                         (uint32_t*)(smem + plan.slots) + GK_PATCH_SLOT_WORDS * threadIdx.x, pairs);
                     } else if (LAYOUT == GK_LAYOUT_STORED) {
                         if (active) {
                             const uint4* const p = (const uint4*)(blob + 64 * q);
@@ -472,7 +454,7 @@ static cudaError_t launch_rows_layout(const uint8_t* blob, const gk_tensor* t, c
                                       unsigned vectors, float* y, float* parts, unsigned warps,
                                       const device_limits* dev, cudaStream_t s)
 {
-    size_t const smem = rows_smem(LAYOUT, t, cols, vectors, warps);
+    size_t const smem = gk_rows_smem_plan(LAYOUT, t, cols, vectors, 32 * warps).bytes;
     if (vectors == 1)
         return launch_rows<LAYOUT, 1>(blob, t, tables, runs, rows, cols, x, 1, y, parts, warps, smem, dev, s);
     if (vectors == 2)
@@ -501,9 +483,9 @@ static cudaError_t gemv_rows(const uint8_t* blob, const gk_tensor* t, const gk_h
     if ((e0 = device_limits_get(&dev)) != cudaSuccess) return e0;
     /* within the device's shared memory: fewer warps (Huffman: each holds
      * up to 8.5 KiB of symbols), then fewer vectors at a time */
-    while (warps > 1 && rows_smem(layout, t, cols, 1, warps) > dev.smemMost) warps /= 2;
-    while (most > 1 && rows_smem(layout, t, cols, most, warps) > dev.smemMost) most--;
-    if (rows_smem(layout, t, cols, most, warps) > dev.smemMost) return cudaErrorInvalidConfiguration;
+    while (warps > 1 && gk_rows_smem_plan(layout, t, cols, 1, 32 * warps).bytes > dev.smemMost) warps /= 2;
+    while (most > 1 && gk_rows_smem_plan(layout, t, cols, most, 32 * warps).bytes > dev.smemMost) most--;
+    if (gk_rows_smem_plan(layout, t, cols, most, 32 * warps).bytes > dev.smemMost) return cudaErrorInvalidConfiguration;
     for (unsigned v0 = 0; v0 < batch; v0 += most) {
         unsigned const n = batch - v0 < most ? batch - v0 : most;
         const float* const xv = x + (size_t)v0 * cols;

@@ -1237,19 +1237,49 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
 /* ------------------------------------------------------------------------ */
 /* Launching products by rows                                               */
 /* ------------------------------------------------------------------------ */
-/* What the launcher (gpu/decode.cu) and the model of its launch
+/* What the launcher (gpu/products.cu) and the model of its launch
  * (bench/gpu_model.c) both compute, so that the two cannot drift apart. */
 
 #define GK_ROWS_WARPS       8 /* warps of a rows block, or fewer where shared memory is short */
 #define GK_ROWS_FAST_BLOCKS 4 /* blocks a multiprocessor a fast product at batch 1 is built for (64 registers) */
 
-/* Shared memory of a fast-layout rows block: x (vectors x stride
- * floats), a patch slot per thread, and per warp an escape window of 32
- * words and two escape counts. */
-GK_FN uint64_t gk_rows_fast_smem(const gk_tensor* t, uint64_t cols, unsigned vectors, unsigned warps)
+/* A rows block's shared memory: where each part starts, in bytes from
+ * the block's, and the whole. The kernel takes its addresses from it, the
+ * launcher its size, and the model of the launch its occupancy, so that
+ * the three cannot drift apart. By layout:
+ *   Huffman: the multi-symbol decoding table first (its lookups are most
+ *     of the product's work, and its address is then a constant), x, then
+ *     the symbols of the units each warp decodes at once, a byte an
+ *     element;
+ *   fast: x, a patch slot of GK_PATCH_SLOT_WORDS words a thread, an escape
+ *     window of 32 words a warp, then two escape counts a warp;
+ *   plain bf16: x alone.
+ * x is `vectors` of `stride` floats (gk_rows_stride). */
+typedef struct {
+    uint64_t x;       /* x; the Huffman table at 0 */
+    uint64_t units;   /* Huffman: warp w's units from units + w * together * gk_huf_unit_bytes */
+    uint64_t slots;   /* fast: thread k's slot from slots + 4 * GK_PATCH_SLOT_WORDS * k */
+    uint64_t windows; /* fast: warp w's window from windows + 4 * 32 * w */
+    uint64_t counts;  /* fast: warp w's two counts from counts + 4 * 2 * w */
+    uint64_t bytes;   /* the whole */
+} gk_rows_smem;
+
+#define GK_ROWS_HUF_TABLE_BYTES (4u << GK_HUF_MAX_BITS)
+
+/* threads: the block's (32 a warp). */
+GK_FN gk_rows_smem gk_rows_smem_plan(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors,
+                                     unsigned threads)
 {
-    return 4 * (uint64_t)vectors * gk_rows_stride(gk_rows_span(t, cols)) +
-           4 * (uint64_t)(GK_PATCH_SLOT_WORDS + 1) * 32 * warps + 4 * 2 * (uint64_t)warps;
+    gk_rows_smem p;
+    p.x = layout == GK_LAYOUT_HUFFMAN ? GK_ROWS_HUF_TABLE_BYTES : 0;
+    p.units = p.slots = p.x + sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
+    p.windows = p.slots + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS * threads);
+    p.counts = p.slots + sizeof(uint32_t) * ((GK_PATCH_SLOT_WORDS + 1) * threads);
+    if (layout == GK_LAYOUT_FAST) p.bytes = p.counts + sizeof(uint32_t) * 2 * (threads / 32);
+    else if (layout == GK_LAYOUT_HUFFMAN)
+        p.bytes = p.units + (uint64_t)(threads / 32) * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
+    else p.bytes = p.slots;
+    return p;
 }
 
 /* A rows launch's grid: its items (units, or rows where units cut rows,

@@ -531,3 +531,67 @@ TEST(gpu_gemv_emulated_rows_of_whole_groups)
     CHECK(ok);
     free(w);
 }
+
+/* A rows block's shared memory as the plan lays it out (tensor_kernels.h),
+ * checked against the layout written out here: the regions in order, each
+ * where the one before ends, apart, aligned as the kernel reads them, and
+ * the whole what the launcher asks the device for. */
+static int rows_plan_as_laid_out(int layout, const gk_tensor* t, uint64_t cols)
+{
+    int ok = 1;
+    unsigned vectors, warps;
+    for (vectors = 1; vectors <= GK_ROWS_MAX_BATCH; vectors++)
+        for (warps = 1; warps <= GK_ROWS_WARPS; warps *= 2) {
+            gk_rows_smem const p = gk_rows_smem_plan(layout, t, cols, vectors, 32 * warps);
+            uint64_t const xEnd = p.x + 4 * (uint64_t)vectors * gk_rows_stride(gk_rows_span(t, cols));
+            if (p.x != (layout == GK_LAYOUT_HUFFMAN ? 4u << GK_HUF_MAX_BITS : 0) || p.x % 16) ok = 0;
+            if (layout == GK_LAYOUT_FAST) {
+                /* slots, then windows, then counts: none overlapping the next */
+                if (p.slots != xEnd || p.slots % 4) ok = 0;
+                if (p.windows != p.slots + 4 * GK_PATCH_SLOT_WORDS * 32 * (uint64_t)warps) ok = 0;
+                if (p.counts != p.windows + 4 * 32 * (uint64_t)warps) ok = 0;
+                if (p.bytes != p.counts + 4 * 2 * (uint64_t)warps) ok = 0;
+            } else if (layout == GK_LAYOUT_HUFFMAN) {
+                if (p.units != xEnd || p.units % 16) ok = 0;
+                if (p.bytes != p.units + (uint64_t)warps * gk_huf_units_together(t) * gk_huf_unit_bytes(t)) ok = 0;
+            } else if (p.bytes != xEnd) {
+                ok = 0;
+            }
+        }
+    return ok;
+}
+
+TEST(gpu_kernels_rows_shared_memory_regions_apart)
+{
+    static const uint64_t kShapes[][2] = { { 96, 96 }, { 5, 8192 }, { 3, 16384 }, { 8, 4096 } };
+    size_t const n = 5 * 8192, cap = glyd_tensorCompressBound(n, GLYD_DTYPE_BF16);
+    uint16_t* const w = (uint16_t*)malloc(n * 2);
+    uint8_t* const blob = (uint8_t*)malloc(cap);
+    test_rng r = { 5 };
+    gk_huf_tables tables;
+    glyd_tensorView v;
+    gk_tensor t;
+    unsigned s;
+    size_t i, c;
+    for (i = 0; i < n; i++) {
+        uint64_t const z = rng_next(&r);
+        w[i] = (uint16_t)((z >> 20 & 1) << 15 | (118 + z % 5) << 7 | (z >> 8 & 0x7F));
+    }
+    for (s = 0; s < 4; s++) {
+        memset(&t, 0, sizeof t);
+        t.layout = GK_LAYOUT_FAST;
+        t.nbElements = kShapes[s][0] * kShapes[s][1];
+        t.unitSize = glyd_tensorUnitSize(t.nbElements, kShapes[s][1]);
+        t.nbUnits = (t.nbElements + t.unitSize - 1) / t.unitSize;
+        CHECK(rows_plan_as_laid_out(GK_LAYOUT_FAST, &t, kShapes[s][1]));
+        t.layout = GK_LAYOUT_STORED;
+        CHECK(rows_plan_as_laid_out(GK_LAYOUT_STORED, &t, kShapes[s][1]));
+    }
+    c = glyd_tensorCompress(blob, cap, w, n, GLYD_DTYPE_BF16, 8192, glyd_tensor_entropy, 1);
+    CHECK(glyd_tensorOpen(&v, blob, c) == c);
+    CHECK_OK(glyd_tensorDescribe(&v, blob, &t, &tables));
+    CHECK(t.layout == GK_LAYOUT_HUFFMAN && gk_rows_fits(&t, 8192));
+    CHECK(rows_plan_as_laid_out(GK_LAYOUT_HUFFMAN, &t, 8192));
+    free(w);
+    free(blob);
+}
