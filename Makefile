@@ -61,7 +61,8 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 # What programs of this tree link: both libraries, statically.
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib test asan valgrind fuzz bench bench-tensor bench-load gpu-model tools demo install uninstall clean \
+.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-load gpu-model tools demo install \
+        uninstall clean \
         portable cuda cuda-cpu
 
 all: $(BUILD)/glyd lib
@@ -207,6 +208,14 @@ bench:
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench.c $(BUILD)/libglyd.a \
 	    -lzstd -llz4 -lsnappy -lbrotlienc -lbrotlidec -llzma $(CODEC_LIBS) -o $(BUILD)/bench
 	$(Q)$(BUILD)/bench $(BENCH_ARGS)
+
+# The same benchmark on a second corpus, about 80 MB of files from Debian
+# packages (bench/debian_corpus.sh), built once in $(BUILD)/debian-corpus;
+# its tables go to bench/out/debian/.
+bench-debian:
+	$(Q)test -e $(BUILD)/debian-corpus/MANIFEST || bench/debian_corpus.sh $(BUILD)/debian-corpus
+	$(Q)$(MAKE) --no-print-directory bench \
+	    BENCH_ARGS="--corpus $(BUILD)/debian-corpus --out bench/out/debian $(BENCH_ARGS)"
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight
 # against the Shannon bound and zstd -19, speeds with 1 and 2 threads.
