@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 set -euo pipefail
 
 # Builds a second benchmark corpus, about 80 MB of real files taken from a
