@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * glyd_cuda.h: Glyd on the GPU, a C ABI over CUDA kernels (cuda/, built by
- * `make cuda` into build/cuda/libglyd_cuda.a, to link with libglyd.a and
- * the CUDA runtime). Tensor blobs (bf16, Huffman or fast layout) live in
+ * glyd_cuda.h: Glyd on the GPU, a C ABI over CUDA kernels (gpu/, built by
+ * `make cuda` into build/cuda/libglyd_cuda.a, to link with libglyd-llm.a,
+ * libglyd.a and the CUDA runtime). Tensor blobs (bf16, Huffman or fast layout) live in
  * device memory as they are and are decoded there:
  *   - glyd_cudaDecode: a whole tensor into bf16;
  *   - glyd_cudaGemv: y = W x for 1 to 8 vectors, each weight decoded into

@@ -2,7 +2,7 @@
 /*
  * cuda_runtime_api.h of cudacpu: the part of CUDA's runtime API that the
  * project's kernels and their hosts use, carried out on the CPU, so that
- * the CUDA sources themselves (the kernels of cuda/, its device.c,
+ * the CUDA sources themselves (the kernels of gpu/, its device.c,
  * tests/gpu) run and are tested on a machine without a GPU. Device memory
  * is host memory; every call is synchronous; a kernel runs at its launch
  * (cudacpu.h). C and C++.
