@@ -2,8 +2,8 @@
 /*
  * glyd_cuda.h: Glyd on the GPU, a C ABI over CUDA kernels (gpu/, built by
  * `make cuda` into build/cuda/libglyd_cuda.a, to link with libglyd-llm.a,
- * libglyd.a and the CUDA runtime). Tensor blobs (bf16, Huffman or fast layout) live in
- * device memory as they are and are decoded there:
+ * libglyd.a and the CUDA runtime). Tensor blobs (bf16, Huffman or fast
+ * layout) live in device memory as they are and are decoded there:
  *   - glyd_cudaDecode: a whole tensor into bf16;
  *   - glyd_cudaGemv: y = W x for 1 to 8 vectors, each weight decoded into
  *     a register and multiplied there (never written to device memory).
