@@ -372,6 +372,14 @@ tools: $(BUILD)/synth_model
 $(BUILD)/synth_model: tools/synth_model.c $(STATIC_LIBS)
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 
+# The Go module (go/, docs/GO.md) on this build's libglyd.a and glyd: gofmt,
+# go vet, go test; nothing fetched, the Go caches in $(BUILD)/go.
+.PHONY: go-test
+go-test:
+	$(Q)./tools/deps.sh go
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/libglyd.a $(BUILD)/glyd
+	$(Q)bash go/test.sh $(BUILD)
+
 demo:
 	$(Q)./tools/deps.sh demo
 	$(Q)$(MAKE) --no-print-directory all

@@ -4,7 +4,8 @@
 # "N passed, N failed" line. Suites: the unit tests (C), the CLI tests, the
 # refusals of `glyd run` (its options, config.json), the CLI against hostile
 # surroundings (devices, links, full disks, damage, kills), the libraries as
-# installed (what they need and export, pkg-config, plain make).
+# installed (what they need and export, pkg-config, plain make), the Go
+# module (go/test.sh).
 #
 #   tests/run.sh BUILD_DIR     (default: build)
 set -u
@@ -48,9 +49,10 @@ run_suite "config tests" bash "$REPO/tests/cli/config_test.sh" "$BUILD/glyd"
 run_suite "hostile CLI tests" bash "$REPO/tests/cli/hostile_test.sh" "$BUILD/glyd"
 # They check the libraries as shipped: a sanitized build needs its runtime.
 if nm "$BUILD/glyd" 2>/dev/null | grep -q '__asan_init'; then
-    echo "== library tests: not run on a sanitized build"
+    echo "== library tests, Go tests: not run on a sanitized build"
 else
     run_suite "library tests" bash "$REPO/tests/build/library_test.sh" "$BUILD"
+    run_suite "Go tests" bash "$REPO/go/test.sh" "$BUILD"
 fi
 
 echo "$passed passed, $failed failed"

@@ -7,7 +7,7 @@
 #       uses (with the build's CC, CPPFLAGS and LDFLAGS, so it works off
 #       Debian too) and names what is missing, with the Debian install line.
 #       Installs nothing: plain `make` runs this.
-#   tools/deps.sh build|test|bench|fuzz|valgrind|demo|cudacpu|all
+#   tools/deps.sh build|test|bench|fuzz|valgrind|demo|cudacpu|go|all
 #       Installs the Debian packages that task needs, where missing: as root
 #       through apt-get, otherwise through sudo where it needs no password,
 #       and else prints the command to run and fails. `make test`, `make
@@ -51,12 +51,13 @@ check() {
 }
 
 build=(gcc make libc6-dev libxxhash-dev libjansson-dev libpcre2-dev libutf8proc-dev)
-test=("${build[@]}" bsdutils python3 pkg-config binutils)
+test=("${build[@]}" bsdutils python3 pkg-config binutils golang-go)
 bench=("${build[@]}" libzstd-dev liblz4-dev libsnappy-dev libbrotli-dev liblzma-dev gnuplot-nox zstd)
 fuzz=("${build[@]}" clang libclang-rt-14-dev)
 valgrind=("${build[@]}" valgrind)
 demo=("${build[@]}" zstd)
 cudacpu=("${build[@]}" g++)
+go=("${build[@]}" golang-go)
 
 case "${1:-check}" in
     check) check; exit ;;
@@ -67,8 +68,9 @@ case "${1:-check}" in
     valgrind) want=("${valgrind[@]}") ;;
     demo) want=("${demo[@]}") ;;
     cudacpu) want=("${cudacpu[@]}") ;;
+    go) want=("${go[@]}") ;;
     all) want=("${test[@]}" "${bench[@]}" "${fuzz[@]}" "${valgrind[@]}" "${cudacpu[@]}") ;;
-    *) echo "usage: tools/deps.sh check|build|test|bench|fuzz|valgrind|demo|cudacpu|all" >&2; exit 2 ;;
+    *) echo "usage: tools/deps.sh check|build|test|bench|fuzz|valgrind|demo|cudacpu|go|all" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -244,7 +244,7 @@ if [ -z "$(cd "$REPO" && git ls-files 2>/dev/null | head -n 1)" ]; then
 else
     begin "every source file opens with its SPDX licence line"
     unlicensed=$(cd "$REPO" && git ls-files |
-        grep -E '\.(c|h|cu|cuh|cc|cpp|sh|py|sed|pc\.in|1)$|(^|/)(Makefile|run|commit-msg)$' |
+        grep -E '\.(c|h|cu|cuh|cc|cpp|go|sh|py|sed|pc\.in|1)$|(^|/)(Makefile|run|commit-msg)$' |
         grep -vE '^(tests/data|samples|tests/fuzz/seeds-)' |
         while read -r f; do head -n 2 "$f" | grep -q 'SPDX-License-Identifier: BSD-3-Clause' || echo "$f"; done)
     [ -z "$unlicensed" ] || WHY="without it: $(echo "$unlicensed" | head -n 10 | tr '\n' ' ')"

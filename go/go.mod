@@ -1,0 +1,3 @@
+module glyd.dev/glyd
+
+go 1.19
