@@ -4,7 +4,8 @@
 # "N passed, N failed" line. Suites: the unit tests (C), the CLI tests, the
 # refusals of `glyd run` (its options, config.json), the CLI against hostile
 # surroundings (devices, links, full disks, damage, kills), the libraries as
-# installed (what they need and export, pkg-config, plain make).
+# installed (what they need and export, pkg-config, plain make), the Python
+# package (tests/python).
 #
 #   tests/run.sh BUILD_DIR     (default: build)
 set -u
@@ -51,6 +52,13 @@ if nm "$BUILD/glyd" 2>/dev/null | grep -q '__asan_init'; then
     echo "== library tests: not run on a sanitized build"
 else
     run_suite "library tests" bash "$REPO/tests/build/library_test.sh" "$BUILD"
+fi
+
+# The Python package builds its own copy of the library with pip.
+if nm "$BUILD/glyd" 2>/dev/null | grep -q '__asan_init'; then
+    echo "== Python tests: not run on a sanitized build"
+else
+    run_suite "Python tests" bash "$REPO/tests/python/run.sh" "$BUILD"
 fi
 
 echo "$passed passed, $failed failed"
