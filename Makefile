@@ -11,6 +11,9 @@
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
+#   make go-test       the Go module's tests (go/)
+#   make py-test       the Python package's tests, in build/venv
+#   make bench-python  the Python binding against the zstandard package
 #   make demo          compress and verify the bundled sample
 #   make install       PREFIX=/usr/local: both libraries, headers, .pc files,
 #                      the CLI, its man page
@@ -62,7 +65,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
 .PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-load gpu-model tools demo install \
-        uninstall clean \
+        uninstall clean py-test bench-python \
         portable cuda cuda-cpu
 
 all: $(BUILD)/glyd lib
@@ -379,6 +382,17 @@ go-test:
 	$(Q)./tools/deps.sh go
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/libglyd.a $(BUILD)/glyd
 	$(Q)bash go/test.sh $(BUILD)
+
+# The Python package (python/): built into a virtual environment in
+# $(BUILD)/venv with numpy, pytest and ml_dtypes from PyPI, then its tests;
+# bench-python adds zstandard and measures the binding against it.
+py-test: all
+	$(Q)./tools/deps.sh test
+	$(Q)bash tests/python/run.sh $(BUILD)
+bench-python: lib
+	$(Q)./tools/deps.sh test
+	$(Q)bash tests/python/venv.sh $(BUILD) zstandard
+	$(Q)$(BUILD)/venv/bin/python bench/bench_python.py --lib $(BUILD)/libglyd.so $(BENCH_ARGS)
 
 demo:
 	$(Q)./tools/deps.sh demo

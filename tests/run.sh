@@ -5,7 +5,7 @@
 # refusals of `glyd run` (its options, config.json), the CLI against hostile
 # surroundings (devices, links, full disks, damage, kills), the libraries as
 # installed (what they need and export, pkg-config, plain make), the Go
-# module (go/test.sh).
+# module (go/test.sh), the Python package (tests/python).
 #
 #   tests/run.sh BUILD_DIR     (default: build)
 set -u
@@ -47,12 +47,15 @@ run_suite "unit tests" "$BUILD/unit_tests"
 run_suite "CLI tests" bash "$REPO/tests/cli/cli_test.sh" "$BUILD/glyd"
 run_suite "config tests" bash "$REPO/tests/cli/config_test.sh" "$BUILD/glyd"
 run_suite "hostile CLI tests" bash "$REPO/tests/cli/hostile_test.sh" "$BUILD/glyd"
-# They check the libraries as shipped: a sanitized build needs its runtime.
+# The libraries as shipped, and the bindings over them (the Python package
+# builds its own copy with pip): a sanitized build would need its runtime
+# loaded first.
 if nm "$BUILD/glyd" 2>/dev/null | grep -q '__asan_init'; then
-    echo "== library tests, Go tests: not run on a sanitized build"
+    echo "== library, Go and Python tests: not run on a sanitized build"
 else
     run_suite "library tests" bash "$REPO/tests/build/library_test.sh" "$BUILD"
     run_suite "Go tests" bash "$REPO/go/test.sh" "$BUILD"
+    run_suite "Python tests" bash "$REPO/tests/python/run.sh" "$BUILD"
 fi
 
 echo "$passed passed, $failed failed"

@@ -51,7 +51,7 @@ check() {
 }
 
 build=(gcc make libc6-dev libxxhash-dev libjansson-dev libpcre2-dev libutf8proc-dev)
-test=("${build[@]}" bsdutils python3 pkg-config binutils golang-go)
+test=("${build[@]}" bsdutils python3 python3-venv python3-dev pkg-config binutils golang-go)
 bench=("${build[@]}" libzstd-dev liblz4-dev libsnappy-dev libbrotli-dev liblzma-dev gnuplot-nox zstd)
 fuzz=("${build[@]}" clang libclang-rt-14-dev)
 valgrind=("${build[@]}" valgrind)
