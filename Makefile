@@ -14,7 +14,7 @@
 #   make go-test       the Go module's tests (go/)
 #   make py-test       the Python package's tests, in build/venv
 #   make bench-python  the Python binding against the zstandard package
-#   make demo          compress and verify the bundled sample
+#   make demo          a sample compressed, a model packed, verified and run
 #   make install       PREFIX=/usr/local: both libraries, headers, .pc files,
 #                      the CLI, its man page
 #

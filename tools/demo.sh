@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# tools/demo.sh: the main job on the bundled sample: compress it, verify the
-# frame, restore it byte for byte, and set the ratio beside zstd's.
+# tools/demo.sh: the two main jobs on bundled inputs. A file: compress it,
+# verify the frame, restore it byte for byte, and set the ratio beside
+# zstd's. A model: pack it, show its bits per weight, verify it against its
+# folder and run it. The model is the stories260K fixture of ../shared where
+# it is beside the clone (a trained model, whose greedy continuation is
+# checked against llama2.c's), else the tiny Qwen3 of tests/data.
 #
 #   tools/demo.sh [BUILD_DIR]
 set -eu
@@ -31,3 +35,21 @@ awk -v o="$orig" -v g="$ours" -v z="$theirs" 'BEGIN {
     printf "zstd -3     %8d bytes  ratio %.3f\n", z, o / z
     printf "glyd output is %.1f%% of zstd'"'"'s\n", 100 * g / z
 }'
+
+# A model: packed, checked, run from its coded weights
+model=$REPO/../shared/fixtures/stories260K
+[ -f "$model/model.safetensors" ] || model=$REPO/tests/data/tiny-qwen3
+echo
+echo "model       ${model#"$REPO"/}"
+"$GLYD" pack -q "$model" -o "$work/model.glyd"
+"$GLYD" info "$work/model.glyd"
+"$GLYD" verify "$work/model.glyd" "$model"
+ours=$("$GLYD" run "$work/model.glyd" --tokens 1 -n 20)
+echo "greedy continuation of token 1, from the packed model: $ours"
+if [ -f "$model/reference.json" ] && grep -q greedy_from_bos "$model/reference.json"; then
+    want=$(python3 -c 'import json, sys; print(*json.load(open(sys.argv[1]))["greedy_from_bos"][1:21])' \
+        "$model/reference.json")
+    [ "$ours" = "$want" ] || { echo "demo: the packed model's tokens differ from llama2.c's: $want" >&2; exit 1; }
+    echo "the same tokens as llama2.c's reference implementation on the original weights"
+fi
+
