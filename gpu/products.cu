@@ -237,10 +237,10 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     unsigned const groups = (unsigned)(span / 32); /* span is a unit's at most: 32-bit arithmetic within a row */
     uint64_t const perRow = cols / span, part = blockIdx.y;
     unsigned const warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    /* where each part of the block's shared memory lies (tensor_kernels.h) */
-    gk_rows_smem const plan = gk_rows_smem_plan(LAYOUT, &t, cols, vectors, blockDim.x);
+    /* the block's shared memory, as tensor_kernels.h lays it out */
     uint32_t* const multi = (uint32_t*)smem;
-    float* const xs = (float*)(smem + plan.x);
+    float* const xs = (float*)(smem + gk_rows_x_at(LAYOUT));
+    uint8_t* const after = (uint8_t*)xs + gk_rows_after_x(vectors, stride);
     uint64_t const items = perRow > 1 ? rows : t.nbUnits, step = (uint64_t)gridDim.x * warps;
     /* Huffman: a warp decodes `together` of its units at once, their runs
      * a lane each (32 at most), then multiplies them one after another */
@@ -253,8 +253,8 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                                                LAYOUT == GK_LAYOUT_HUFFMAN ? multiBytes : 0);
     uint64_t const firstItem = (uint64_t)blockIdx.x * warps + warp;
     /* fast: the warp's window, and its two escape counts read ahead */
-    uint32_t* const window = (uint32_t*)(smem + plan.windows) + 32 * warp;
-    uint32_t* const counts = (uint32_t*)(smem + plan.counts) + 2 * warp;
+    uint32_t* const window = (uint32_t*)after + gk_rows_windows_at(blockDim.x) + 32 * warp;
+    uint32_t* const counts = (uint32_t*)(after + gk_rows_counts_at(blockDim.x)) + 2 * warp;
     rows_ahead ahead =
         rows_read_ahead<LAYOUT>(blob, t, runs, counts, firstItem, items, step, perRow, part, lane, rpu, together);
     /* x's part for this block, padded */
@@ -263,7 +263,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
     __syncthreads();
     uint32_t const symLo = gk_read32(t.fastSymbols), symHi = gk_read32(t.fastSymbols + 4);
     uint8_t* const units = LAYOUT != GK_LAYOUT_HUFFMAN ? NULL
-                           : smem + plan.units + warp * together * gk_huf_unit_bytes(&t);
+                           : after + warp * together * gk_huf_unit_bytes(&t);
     /* Huffman: a block's warps decode their units side by side, then
      * multiply them side by side, and only 2 blocks fit a multiprocessor:
      * read where they are used, each step's planes were a trip to memory
@@ -337,7 +337,7 @@ rows_kernel(const uint8_t* __restrict__ blob, gk_tensor t, uint64_t rows, uint64
                         __syncwarp();
                         if (active)
                             nibble_pairs(blob, t, sel, m, raw, window, 32, first, mine, nbEsc, symLo, symHi,
-                                         (uint32_t*)(smem + plan.slots) + GK_PATCH_SLOT_WORDS * threadIdx.x, pairs);
+                                         (uint32_t*)after + GK_PATCH_SLOT_WORDS * threadIdx.x, pairs);
                     } else if (LAYOUT == GK_LAYOUT_STORED) {
                         if (active) {
                             const uint4* const p = (const uint4*)(blob + 64 * q);

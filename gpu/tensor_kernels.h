@@ -1243,10 +1243,7 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
 #define GK_ROWS_WARPS       8 /* warps of a rows block, or fewer where shared memory is short */
 #define GK_ROWS_FAST_BLOCKS 4 /* blocks a multiprocessor a fast product at batch 1 is built for (64 registers) */
 
-/* A rows block's shared memory: where each part starts, in bytes from
- * the block's, and the whole. The kernel takes its addresses from it, the
- * launcher its size, and the model of the launch its occupancy, so that
- * the three cannot drift apart. By layout:
+/* A rows block's shared memory, by layout:
  *   Huffman: the multi-symbol decoding table first (its lookups are most
  *     of the product's work, and its address is then a constant), x, then
  *     the symbols of the units each warp decodes at once, a byte an
@@ -1254,7 +1251,21 @@ GK_FN void gk_group_fma(const uint32_t pairs[16], const float* x, float acc[4])
  *   fast: x, a patch slot of GK_PATCH_SLOT_WORDS words a thread, an escape
  *     window of 32 words a warp, then two escape counts a warp;
  *   plain bf16: x alone.
- * x is `vectors` of `stride` floats (gk_rows_stride). */
+ * x is `vectors` of `stride` floats (gk_rows_stride). Each region's place
+ * is written once, below, in the form the kernel takes its address in;
+ * gk_rows_smem_plan adds them up for the launcher and the model of the
+ * launch, so that the three cannot drift apart. */
+#define GK_ROWS_HUF_TABLE_BYTES (sizeof(uint32_t) << GK_HUF_MAX_BITS)
+
+/* x, in bytes from the block's start */
+GK_FN size_t gk_rows_x_at(int layout) { return layout == GK_LAYOUT_HUFFMAN ? GK_ROWS_HUF_TABLE_BYTES : 0; }
+/* what follows x (Huffman's units, fast's slots), in bytes from x */
+GK_FN size_t gk_rows_after_x(unsigned vectors, uint64_t stride) { return sizeof(float) * vectors * stride; }
+/* fast, from the slots: the warps' windows, in words; their counts, in bytes */
+GK_FN unsigned gk_rows_windows_at(unsigned threads) { return GK_PATCH_SLOT_WORDS * threads; }
+GK_FN size_t gk_rows_counts_at(unsigned threads) { return sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS + 1) * threads; }
+
+/* Each region's start in bytes from the block's, and the whole. */
 typedef struct {
     uint64_t x;       /* x; the Huffman table at 0 */
     uint64_t units;   /* Huffman: warp w's units from units + w * together * gk_huf_unit_bytes */
@@ -1264,17 +1275,15 @@ typedef struct {
     uint64_t bytes;   /* the whole */
 } gk_rows_smem;
 
-#define GK_ROWS_HUF_TABLE_BYTES (4u << GK_HUF_MAX_BITS)
-
 /* threads: the block's (32 a warp). */
 GK_FN gk_rows_smem gk_rows_smem_plan(int layout, const gk_tensor* t, uint64_t cols, unsigned vectors,
                                      unsigned threads)
 {
     gk_rows_smem p;
-    p.x = layout == GK_LAYOUT_HUFFMAN ? GK_ROWS_HUF_TABLE_BYTES : 0;
-    p.units = p.slots = p.x + sizeof(float) * vectors * gk_rows_stride(gk_rows_span(t, cols));
-    p.windows = p.slots + sizeof(uint32_t) * (GK_PATCH_SLOT_WORDS * threads);
-    p.counts = p.slots + sizeof(uint32_t) * ((GK_PATCH_SLOT_WORDS + 1) * threads);
+    p.x = gk_rows_x_at(layout);
+    p.units = p.slots = p.x + gk_rows_after_x(vectors, gk_rows_stride(gk_rows_span(t, cols)));
+    p.windows = p.slots + sizeof(uint32_t) * gk_rows_windows_at(threads);
+    p.counts = p.slots + gk_rows_counts_at(threads);
     if (layout == GK_LAYOUT_FAST) p.bytes = p.counts + sizeof(uint32_t) * 2 * (threads / 32);
     else if (layout == GK_LAYOUT_HUFFMAN)
         p.bytes = p.units + (uint64_t)(threads / 32) * gk_huf_units_together(t) * gk_huf_unit_bytes(t);
