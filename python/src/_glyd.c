@@ -6,19 +6,16 @@
  * the GIL is released while the library works; the Python layer
  * (glyd/__init__.py) builds the user-facing API on these calls.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
+#include "module.h"
+
 #include <pythread.h>
 #include <string.h>
 
-#include "glyd.h"
-#include "glyd_tensor.h"
-
-static PyObject* GlydError; /* glyd.Error */
+PyObject* GlydError; /* glyd.Error */
 
 /* Raises glyd.Error for the library result r, with its message (prefixed by
  * `what` where given) and its glyd_ErrorCode as .code. Returns NULL. */
-static PyObject* raise_code(size_t r, const char* what)
+PyObject* raise_code(size_t r, const char* what)
 {
     PyObject *exc, *code;
     const char* const name = glyd_getErrorName(r);
@@ -42,7 +39,7 @@ static PyObject* raise_msg(glyd_ErrorCode code, const char* message)
 
 /* Threads as Python callers count them (0: all cores, 1: the calling
  * thread) to the library's workers (0: the calling thread). */
-static int workers_of(int threads, int* workers)
+int workers_of(int threads, int* workers)
 {
     if (threads < 0 || threads > GLYD_THREADS_MAX) {
         PyErr_Format(PyExc_ValueError, "threads must be 0..%d", GLYD_THREADS_MAX);
@@ -810,11 +807,6 @@ fail:
     return NULL;
 }
 
-typedef struct {
-    PyObject_HEAD
-    glyd_model* model;
-} ModelObject;
-
 static int Model_init(ModelObject* self, PyObject* args, PyObject* kw)
 {
     static char* kwlist[] = { "path", NULL };
@@ -823,6 +815,11 @@ static int Model_init(ModelObject* self, PyObject* args, PyObject* kw)
     glyd_packParams params;
     size_t err = 0;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "O&:Model", kwlist, PyUnicode_FSConverter, &pathObj)) return -1;
+    if (self->exports) {
+        Py_DECREF(pathObj);
+        PyErr_SetString(PyExc_BufferError, "the packed model's tensors are in use by CodedMatrix objects");
+        return -1;
+    }
     if (self->model) {
         glyd_modelClose(self->model);
         self->model = NULL;
@@ -847,7 +844,7 @@ static void Model_dealloc(ModelObject* self)
     Py_TYPE(self)->tp_free((PyObject*)self);
 }
 
-static int model_open(ModelObject* self)
+int model_open(ModelObject* self)
 {
     if (self->model) return 0;
     PyErr_SetString(PyExc_ValueError, "the packed model is closed");
@@ -857,6 +854,10 @@ static int model_open(ModelObject* self)
 static PyObject* Model_close(ModelObject* self, PyObject* unused)
 {
     (void)unused;
+    if (self->exports) {
+        PyErr_SetString(PyExc_BufferError, "the packed model's tensors are in use by CodedMatrix objects");
+        return NULL;
+    }
     if (self->model) glyd_modelClose(self->model);
     self->model = NULL;
     Py_RETURN_NONE;
@@ -1037,7 +1038,7 @@ static PyMethodDef Model_methods[] = {
     { NULL, NULL, 0, NULL }
 };
 
-static PyTypeObject ModelType = {
+PyTypeObject ModelType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "glyd._glyd.Model",
     .tp_basicsize = sizeof(ModelObject),
@@ -1093,6 +1094,7 @@ PyMODINIT_FUNC PyInit__glyd(void)
     if (PyModule_AddObject(m, "Decompressor", (PyObject*)&DecompressorType) < 0) goto fail;
     Py_INCREF(&ModelType);
     if (PyModule_AddObject(m, "Model", (PyObject*)&ModelType) < 0) goto fail;
+    if (coded_matrix_add(m) < 0) goto fail;
     if (PyModule_AddIntConstant(m, "FLUSH_BLOCK", glyd_e_flush) || PyModule_AddIntConstant(m, "FLUSH_FRAME", glyd_e_end) ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", glyd_versionString()) ||
         PyModule_AddIntConstant(m, "LEVEL_DEFAULT", GLYD_LEVEL_DEFAULT) ||

@@ -1,0 +1,538 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * coded_matrix.c: glyd._glyd.CodedMatrix, a bf16 weight matrix held in the
+ * tensor codec, and the products the torch modules of glyd/_hf.py run on
+ * it: the engine's own decode-in-product kernel (glyd_matmulRows, each unit
+ * decoded into a per-thread buffer right before its rows are multiplied),
+ * rows decoded to bf16 (a tile of a long prompt's product, or the whole
+ * weight for exact products), and rows gathered by index (an embedding).
+ *
+ * The products run on one team of threads (team.h) shared by every matrix,
+ * behind a lock, with the GIL released. Tensors are passed as addresses: the Python
+ * layer checks their dtype, shape and contiguity and keeps them alive for
+ * the call; these methods are not public API.
+ */
+#include <pthread.h>
+#include <unistd.h>
+
+#include "module.h"
+#include "team.h"
+#include "../../llm/infer/infer.h"
+
+/* ------------------------------------------------------------------------ */
+/* The threads products run on                                              */
+/* ------------------------------------------------------------------------ */
+
+#define MAX_SHARES 256
+/* Elements of work below which another share costs more than it saves:
+ * waking a pool thread takes tens of microseconds, what a thread decodes
+ * and multiplies a few hundred thousand elements in. */
+#define SHARE_MIN_WORK (1u << 18)
+
+static struct {
+    pthread_mutex_t lock;
+    unsigned nbThreads;            /* shares of a product, the calling thread's included */
+    team* team;                    /* nbThreads - 1 workers, or NULL */
+    glyd_decodeScratch scratch[MAX_SHARES];
+    float *xf, *yf;                /* the batch's inputs and sums in fp32 */
+    size_t xfCap, yfCap;
+} P = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, { { 0 } }, NULL, NULL, 0, 0 };
+
+static unsigned online_cores(void)
+{
+    long const n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : n > MAX_SHARES ? MAX_SHARES : (unsigned)n;
+}
+
+/* A child of fork() has none of the team's threads: it makes its own. */
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&P.lock, NULL);
+    P.team = NULL; /* the parent's, not freed: its threads are not here */
+    P.nbThreads = 0;
+}
+
+/* Called with P.lock held. */
+static size_t set_threads_locked(unsigned n)
+{
+    static int forkHandled = 0;
+    if (!forkHandled) forkHandled = pthread_atfork(NULL, NULL, after_fork_in_child) == 0;
+    if (n == 0) n = online_cores();
+    if (n > MAX_SHARES) n = MAX_SHARES;
+    if (n == P.nbThreads) return 0;
+    team_free(P.team);
+    P.team = NULL;
+    P.nbThreads = 1;
+    if (n > 1) {
+        P.team = team_create(n);
+        RETURN_ERROR_IF(!P.team, threads_unavailable, "product threads");
+    }
+    P.nbThreads = n;
+    return 0;
+}
+
+static size_t grow(float** buf, size_t* cap, size_t n)
+{
+    if (n <= *cap) return 0;
+    free(*buf);
+    *buf = (float*)malloc(n * sizeof(float));
+    *cap = *buf ? n : 0;
+    RETURN_ERROR_IF(!*buf, memory_allocation, "product buffers");
+    return 0;
+}
+
+typedef struct product_job_s product_job;
+typedef size_t (*product_fn)(product_job* j);
+
+struct product_job_s {
+    product_fn fn;
+    const glyd_matrix* w;
+    glyd_decodeScratch* s;
+    uint64_t origin;               /* the first row or index of the whole range */
+    uint64_t first, last;          /* this share: rows (products, decoding) or indices (gathers) */
+    size_t nbVec;
+    const uint16_t *x, *bias;
+    const int64_t* ids;
+    uint16_t* out;
+    size_t result;
+};
+
+static void job_run(void* jobs, unsigned index)
+{
+    product_job* const j = (product_job*)jobs + index;
+    j->result = j->first < j->last ? j->fn(j) : 0;
+}
+
+/* Runs fn over [begin, end) split in up to P.nbThreads shares starting on
+ * multiples of `align` (begin is one), a share for each SHARE_MIN_WORK
+ * elements of `work`, with the GIL released and P.lock held. linger: the
+ * workers then watch for the next round (products come in quick
+ * succession in a forward pass; a decoded tile is followed by torch's own
+ * product, whose threads need the cores). */
+static size_t run_shares(product_job* proto, uint64_t begin, uint64_t end, uint64_t align, uint64_t work,
+                         int linger)
+{
+    product_job jobs[MAX_SHARES];
+    uint64_t const groups = (end - begin + align - 1) / align;
+    unsigned nbJobs, i;
+    size_t r = 0;
+    nbJobs = P.nbThreads;
+    if ((uint64_t)nbJobs > work / SHARE_MIN_WORK) nbJobs = (unsigned)(work / SHARE_MIN_WORK);
+    if ((uint64_t)nbJobs > groups) nbJobs = (unsigned)groups;
+    if (nbJobs == 0) nbJobs = 1;
+    for (i = 0; i < nbJobs; i++) {
+        jobs[i] = *proto;
+        jobs[i].s = &P.scratch[i];
+        jobs[i].origin = begin;
+        jobs[i].first = GLYD_MIN(begin + groups * i / nbJobs * align, end);
+        jobs[i].last = GLYD_MIN(begin + groups * (i + 1) / nbJobs * align, end);
+    }
+    team_run(P.team, job_run, jobs, nbJobs, linger);
+    for (i = 0; i < nbJobs && !glyd_isError(r); i++) r = jobs[i].result;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* bf16                                                                     */
+/* ------------------------------------------------------------------------ */
+
+GLYD_FORCE_INLINE float bf16_to_f32(uint16_t h)
+{
+    uint32_t const u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Rounded to nearest, ties to even, as torch converts fp32 to bf16 (a NaN
+ * becomes the quiet NaN of its sign). */
+GLYD_FORCE_INLINE uint16_t f32_to_bf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* ------------------------------------------------------------------------ */
+/* The three operations                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* out[t][r] = bf16(W[r] . x[t] + bias[r]) for this share's rows, the batch
+ * GLYD_BATCH vectors at a time (P.xf holds x in fp32). */
+static size_t product_share(product_job* j)
+{
+    const glyd_matrix* const w = j->w;
+    size_t b, t;
+    uint64_t r;
+    FORWARD_IF_ERROR(glyd_scratchReserve(j->s, w));
+    for (b = 0; b < j->nbVec; b += GLYD_BATCH) {
+        size_t const nb = GLYD_MIN((size_t)GLYD_BATCH, j->nbVec - b);
+        float* const y = P.yf + b * w->rows;
+        FORWARD_IF_ERROR(glyd_matmulRows(w, P.xf + b * w->cols, nb, y, j->first, j->last, j->s));
+        for (t = 0; t < nb; t++) {
+            const float* const yt = y + t * w->rows;
+            uint16_t* const ot = j->out + (b + t) * w->rows;
+            for (r = j->first; r < j->last; r++)
+                ot[r] = f32_to_bf16(j->bias ? yt[r] + bf16_to_f32(j->bias[r]) : yt[r]);
+        }
+    }
+    return 0;
+}
+
+/* Rows of one unit-aligned span [r0, r1) into dst (row r0 first). */
+static size_t decode_span(const glyd_matrix* w, uint64_t r0, uint64_t r1, uint16_t* dst, glyd_decodeScratch* s)
+{
+    uint64_t const unit = w->view.unitSize;
+    uint64_t u, u1;
+    if (w->plain) {
+        memcpy(dst, w->plain + r0 * w->cols, (size_t)((r1 - r0) * w->cols) * 2);
+        return 0;
+    }
+    /* units cover whole rows or evenly split each row (glyd_matrixCoded
+     * keeps any other matrix plain), and spans start and end on units */
+    u = r0 * w->cols / unit;
+    u1 = (r1 * w->cols + unit - 1) / unit;
+    for (; u < u1; u += 4) {
+        uint64_t const n = GLYD_MIN((uint64_t)4, u1 - u);
+        FORWARD_IF_ERROR(glyd_tensorDecodeUnits(&w->view, w->dt, u, n, dst + (u * unit - r0 * w->cols), s->symbols));
+    }
+    return 0;
+}
+
+static size_t decode_share(product_job* j)
+{
+    FORWARD_IF_ERROR(glyd_scratchReserve(j->s, j->w));
+    return decode_span(j->w, j->first, j->last, j->out + (j->first - j->origin) * j->w->cols, j->s);
+}
+
+/* out[i] = W[ids[i]] for this share's indices. */
+static size_t gather_share(product_job* j)
+{
+    const glyd_matrix* const w = j->w;
+    uint64_t const align = glyd_matrixRowAlign(w);
+    uint64_t i;
+    FORWARD_IF_ERROR(glyd_scratchReserve(j->s, w));
+    for (i = j->first; i < j->last; i++) {
+        uint64_t const row = (uint64_t)j->ids[i];
+        uint16_t* const dst = j->out + i * w->cols;
+        if (w->plain || align == 1) {
+            FORWARD_IF_ERROR(decode_span(w, row, row + 1, dst, j->s));
+        } else {
+            uint64_t const first = row - row % align;
+            FORWARD_IF_ERROR(decode_span(w, first, GLYD_MIN(first + align, w->rows), j->s->elems, j->s));
+            memcpy(dst, j->s->elems + (row - first) * w->cols, (size_t)w->cols * 2);
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The Python type                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct {
+    PyObject_HEAD
+    glyd_matrix m;
+    int ready;
+    Py_buffer view;    /* the blob, when made from a buffer */
+    int hasView;
+    PyObject* model;   /* the packed model whose mapping holds the blob */
+    size_t storedSize; /* bytes of the blob or plain data */
+} CodedMatrixObject;
+
+static void CodedMatrix_dealloc(CodedMatrixObject* self)
+{
+    if (self->ready) glyd_matrixFree(&self->m);
+    if (self->hasView) PyBuffer_Release(&self->view);
+    if (self->model) ((ModelObject*)self->model)->exports--;
+    Py_XDECREF(self->model);
+    Py_TYPE(self)->tp_free((PyObject*)self);
+}
+
+static int check_shape(long long rows, long long cols)
+{
+    if (rows <= 0 || cols <= 0 || (unsigned long long)rows > (1ull << 32) || (unsigned long long)cols > (1ull << 32)) {
+        PyErr_SetString(PyExc_ValueError, "a matrix needs 1 to 2**32 rows and columns");
+        return -1;
+    }
+    return 0;
+}
+
+/* CodedMatrix(blob, rows, cols): over a bf16 tensor blob (kept referenced). */
+static int CodedMatrix_init(CodedMatrixObject* self, PyObject* args, PyObject* kw)
+{
+    static char* kwlist[] = { "blob", "rows", "cols", NULL };
+    PyObject* blob;
+    long long rows, cols;
+    size_t r;
+    if (self->ready || self->hasView) {
+        PyErr_SetString(PyExc_TypeError, "CodedMatrix is made once");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OLL:CodedMatrix", kwlist, &blob, &rows, &cols)) return -1;
+    if (check_shape(rows, cols)) return -1;
+    if (PyObject_GetBuffer(blob, &self->view, PyBUF_C_CONTIGUOUS) < 0) return -1;
+    self->hasView = 1;
+    r = glyd_matrixCoded(&self->m, (const uint8_t*)self->view.buf, (size_t)self->view.len, (uint64_t)rows,
+                         (uint64_t)cols);
+    if (glyd_isError(r)) {
+        glyd_matrixFree(&self->m);
+        raise_code(r, "not a bf16 tensor blob of that shape");
+        return -1;
+    }
+    self->ready = 1;
+    self->storedSize = (size_t)self->view.len;
+    return 0;
+}
+
+/* from_pack(model, file, tensor, rows, cols): over a tensor where it lies in
+ * a packed model's mapping: a tensor blob, or bf16 stored as it is. */
+static PyObject* CodedMatrix_from_pack(PyTypeObject* type, PyObject* args)
+{
+    ModelObject* model;
+    Py_ssize_t file, tensor;
+    long long rows, cols;
+    const uint8_t* stored;
+    size_t size, r;
+    int codec;
+    CodedMatrixObject* self;
+    if (!PyArg_ParseTuple(args, "O!nnLL:from_pack", &ModelType, &model, &file, &tensor, &rows, &cols)) return NULL;
+    if (model_open(model) || check_shape(rows, cols)) return NULL;
+    if (file < 0 || tensor < 0 ||
+        (codec = glyd_modelTensorStored(model->model, (size_t)file, (size_t)tensor, &stored, &size)) < 0) {
+        PyErr_SetString(PyExc_IndexError, "no such tensor in the packed model");
+        return NULL;
+    }
+    self = (CodedMatrixObject*)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    if (codec == 2) {
+        r = glyd_matrixCoded(&self->m, stored, size, (uint64_t)rows, (uint64_t)cols);
+    } else if (codec == 0 && size == (size_t)rows * (size_t)cols * 2) {
+        r = glyd_matrixPlain(&self->m, (const uint16_t*)(const void*)stored, (uint64_t)rows, (uint64_t)cols);
+    } else {
+        r = (size_t)-(int)GLYD_error_model_unsupported;
+    }
+    if (glyd_isError(r)) {
+        glyd_matrixFree(&self->m);
+        Py_DECREF(self);
+        return raise_code(r, "the packed tensor is not a bf16 matrix of that shape");
+    }
+    self->ready = 1;
+    self->storedSize = size;
+    Py_INCREF(model);
+    model->exports++;
+    self->model = (PyObject*)model;
+    return (PyObject*)self;
+}
+
+static int ready(CodedMatrixObject* self)
+{
+    if (self->ready) return 0;
+    PyErr_SetString(PyExc_ValueError, "CodedMatrix not initialized");
+    return -1;
+}
+
+/* Runs `proto` over [begin, end) on the product threads, the GIL released,
+ * after sizing the fp32 buffers (xElems, yElems) and widening the input
+ * (xElems of proto->x) into P.xf. */
+static PyObject* run_locked(product_job* proto, uint64_t begin, uint64_t end, uint64_t align, uint64_t work,
+                            size_t xElems, size_t yElems)
+{
+    size_t r;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&P.lock);
+    r = P.nbThreads ? 0 : set_threads_locked(0);
+    if (!glyd_isError(r)) r = grow(&P.xf, &P.xfCap, xElems);
+    if (!glyd_isError(r)) r = grow(&P.yf, &P.yfCap, yElems);
+    if (!glyd_isError(r) && xElems) {
+        size_t i;
+        for (i = 0; i < xElems; i++) P.xf[i] = bf16_to_f32(proto->x[i]);
+    }
+    if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, proto->fn == product_share);
+    pthread_mutex_unlock(&P.lock);
+    Py_END_ALLOW_THREADS
+    if (glyd_isError(r)) return raise_code(r, NULL);
+    Py_RETURN_NONE;
+}
+
+/* matmul(x, n, out, bias=0): out (n, rows) = bf16(x (n, cols) W^T + bias),
+ * all bf16 at the given addresses; fp32 sums. */
+static PyObject* CodedMatrix_matmul(CodedMatrixObject* self, PyObject* args)
+{
+    unsigned long long x, out, bias = 0;
+    Py_ssize_t n;
+    product_job job;
+    if (!PyArg_ParseTuple(args, "KnK|K:matmul", &x, &n, &out, &bias) || ready(self)) return NULL;
+    if (n <= 0 || !x || !out) {
+        PyErr_SetString(PyExc_ValueError, "matmul needs at least one vector and its buffers");
+        return NULL;
+    }
+    if ((uint64_t)n > ((uint64_t)1 << 40) / GLYD_MAX(self->m.rows, self->m.cols)) {
+        PyErr_SetString(PyExc_ValueError, "matmul: too many vectors");
+        return NULL;
+    }
+    memset(&job, 0, sizeof job);
+    job.fn = product_share;
+    job.w = &self->m;
+    job.nbVec = (size_t)n;
+    job.x = (const uint16_t*)(uintptr_t)x;
+    job.bias = (const uint16_t*)(uintptr_t)bias;
+    job.out = (uint16_t*)(uintptr_t)out;
+    return run_locked(&job, 0, self->m.rows, glyd_matrixRowAlign(&self->m), self->m.rows * self->m.cols * (uint64_t)n,
+                      (size_t)n * (size_t)self->m.cols,
+                      (size_t)n * (size_t)self->m.rows);
+}
+
+/* decode_rows(r0, r1, out): rows [r0, r1) as bf16 at out; r0 and r1 on
+ * multiples of row_align (or r1 the last row). */
+static PyObject* CodedMatrix_decode_rows(CodedMatrixObject* self, PyObject* args)
+{
+    long long r0, r1;
+    unsigned long long out;
+    uint64_t align;
+    product_job job;
+    if (!PyArg_ParseTuple(args, "LLK:decode_rows", &r0, &r1, &out) || ready(self)) return NULL;
+    align = glyd_matrixRowAlign(&self->m);
+    if (r0 < 0 || r1 <= r0 || (uint64_t)r1 > self->m.rows || (uint64_t)r0 % align ||
+        ((uint64_t)r1 % align && (uint64_t)r1 != self->m.rows) || !out) {
+        PyErr_Format(PyExc_ValueError, "rows [%lld, %lld) of %llu, on multiples of %llu", r0, r1,
+                     (unsigned long long)self->m.rows, (unsigned long long)align);
+        return NULL;
+    }
+    memset(&job, 0, sizeof job);
+    job.fn = decode_share;
+    job.w = &self->m;
+    job.out = (uint16_t*)(uintptr_t)out;
+    return run_locked(&job, (uint64_t)r0, (uint64_t)r1, align, (uint64_t)(r1 - r0) * self->m.cols, 0, 0);
+}
+
+static PyObject* CodedMatrix_gather(CodedMatrixObject* self, PyObject* args)
+{
+    unsigned long long ids, out;
+    Py_ssize_t n, i;
+    product_job job;
+    if (!PyArg_ParseTuple(args, "KnK:gather", &ids, &n, &out) || ready(self)) return NULL;
+    if (n <= 0 || !ids || !out) {
+        PyErr_SetString(PyExc_ValueError, "gather needs at least one index and its buffers");
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        int64_t const id = ((const int64_t*)(uintptr_t)ids)[i];
+        if (id < 0 || (uint64_t)id >= self->m.rows) {
+            PyErr_Format(PyExc_IndexError, "index %lld is out of range for %llu rows", (long long)id,
+                         (unsigned long long)self->m.rows);
+            return NULL;
+        }
+    }
+    memset(&job, 0, sizeof job);
+    job.fn = gather_share;
+    job.w = &self->m;
+    job.ids = (const int64_t*)(uintptr_t)ids;
+    job.out = (uint16_t*)(uintptr_t)out;
+    return run_locked(&job, 0, (uint64_t)n, 1, (uint64_t)n * GLYD_MAX(self->m.cols, (uint64_t)self->m.view.unitSize), 0, 0);
+}
+
+/* verify(): decodes the whole blob and checks its checksum. */
+static PyObject* CodedMatrix_verify(CodedMatrixObject* self, PyObject* unused)
+{
+    size_t const bytes = (size_t)(self->m.rows * self->m.cols) * 2;
+    size_t r;
+    void* tmp;
+    (void)unused;
+    if (ready(self)) return NULL;
+    if (self->m.plain) Py_RETURN_NONE; /* nothing coded: the pack's own checks cover it */
+    tmp = malloc(bytes);
+    if (!tmp) return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    r = glyd_tensorDecompress(tmp, bytes, self->m.blob, self->m.view.blobSize, 0);
+    Py_END_ALLOW_THREADS
+    free(tmp);
+    if (glyd_isError(r)) return raise_code(r, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject* CodedMatrix_get(CodedMatrixObject* self, void* which)
+{
+    if (ready(self)) return NULL;
+    switch ((int)(intptr_t)which) {
+    case 0: return PyLong_FromUnsignedLongLong(self->m.rows);
+    case 1: return PyLong_FromUnsignedLongLong(self->m.cols);
+    case 2: return PyLong_FromSize_t(self->storedSize + (self->m.dt ? sizeof(*self->m.dt) : 0) +
+                                     (self->m.ownedPlain ? (size_t)(self->m.rows * self->m.cols) * 2 : 0));
+    case 3: return PyLong_FromUnsignedLongLong(glyd_matrixRowAlign(&self->m));
+    default: return PyUnicode_FromString(self->m.plain ? "plain"
+                                         : self->m.view.layout == GLYD_TLAYOUT_HUFFMAN ? "entropy" : "fast");
+    }
+}
+
+static PyGetSetDef CodedMatrix_getset[] = {
+    { "rows", (getter)CodedMatrix_get, NULL, "rows of the matrix", (void*)0 },
+    { "cols", (getter)CodedMatrix_get, NULL, "columns of the matrix", (void*)1 },
+    { "nbytes", (getter)CodedMatrix_get, NULL, "bytes held: the blob and its decoding table", (void*)2 },
+    { "row_align", (getter)CodedMatrix_get, NULL, "decode_rows ranges start on multiples of this", (void*)3 },
+    { "layout", (getter)CodedMatrix_get, NULL, "'fast', 'entropy' or 'plain'", (void*)4 },
+    { NULL, NULL, NULL, NULL, NULL }
+};
+
+static PyMethodDef CodedMatrix_methods[] = {
+    { "from_pack", (PyCFunction)CodedMatrix_from_pack, METH_VARARGS | METH_CLASS,
+      "from_pack(model, file, tensor, rows, cols): the matrix where it lies in a packed model." },
+    { "matmul", (PyCFunction)CodedMatrix_matmul, METH_VARARGS,
+      "matmul(x, n, out, bias=0): out = x W^T + bias, bf16 at addresses, fp32 sums." },
+    { "decode_rows", (PyCFunction)CodedMatrix_decode_rows, METH_VARARGS,
+      "decode_rows(r0, r1, out): rows [r0, r1) as bf16 at address out." },
+    { "gather", (PyCFunction)CodedMatrix_gather, METH_VARARGS,
+      "gather(ids, n, out): the rows of n int64 indices as bf16 at address out." },
+    { "verify", (PyCFunction)CodedMatrix_verify, METH_NOARGS, "verify(): raises Error if the blob is damaged." },
+    { NULL, NULL, 0, NULL }
+};
+
+static PyTypeObject CodedMatrixType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "glyd._glyd.CodedMatrix",
+    .tp_basicsize = sizeof(CodedMatrixObject),
+    .tp_dealloc = (destructor)CodedMatrix_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "CodedMatrix(blob, rows, cols): a bf16 matrix held in the tensor codec.",
+    .tp_methods = CodedMatrix_methods,
+    .tp_getset = CodedMatrix_getset,
+    .tp_init = (initproc)CodedMatrix_init,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject* py_set_product_threads(PyObject* self, PyObject* arg)
+{
+    long n = PyLong_AsLong(arg);
+    size_t r;
+    (void)self;
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0 || n > MAX_SHARES) {
+        PyErr_Format(PyExc_ValueError, "threads must be 0..%d", MAX_SHARES);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&P.lock);
+    r = set_threads_locked((unsigned)n);
+    pthread_mutex_unlock(&P.lock);
+    Py_END_ALLOW_THREADS
+    if (glyd_isError(r)) return raise_code(r, NULL);
+    return PyLong_FromUnsignedLong(P.nbThreads);
+}
+
+static PyMethodDef coded_methods[] = {
+    { "set_product_threads", (PyCFunction)py_set_product_threads, METH_O,
+      "set_product_threads(n) -> int: threads CodedMatrix products run on (0: every core)." },
+    { NULL, NULL, 0, NULL }
+};
+
+int coded_matrix_add(PyObject* module)
+{
+    if (PyType_Ready(&CodedMatrixType) < 0) return -1;
+    Py_INCREF(&CodedMatrixType);
+    if (PyModule_AddObject(module, "CodedMatrix", (PyObject*)&CodedMatrixType) < 0) {
+        Py_DECREF(&CodedMatrixType);
+        return -1;
+    }
+    return PyModule_AddFunctions(module, coded_methods);
+}
