@@ -17,6 +17,8 @@ from ._glyd import (
     frame_content_size,
 )
 from ._file import GlydFile, open
+from ._fit import Fit, fit
+from ._hf import from_pretrained, save_pretrained, weight_memory
 from ._model import info, pack, unpack, verify
 from ._tensor import compress_tensor, decompress_tensor, tensor_info
 
@@ -31,16 +33,21 @@ __all__ = [
     "Compressor",
     "Decompressor",
     "Error",
+    "Fit",
     "GlydFile",
     "compress",
     "compress_tensor",
     "decompress",
     "decompress_tensor",
+    "fit",
     "frame_content_size",
+    "from_pretrained",
     "info",
     "open",
     "pack",
+    "save_pretrained",
     "tensor_info",
     "unpack",
     "verify",
+    "weight_memory",
 ]

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # tests/python/venv.sh: the virtual environment the Python tests and the
 # Python benchmark run in, BUILD_DIR/venv: made with python3 -m venv, with
-# numpy, pytest and ml_dtypes (and any PACKAGES named) from PyPI, then the
-# glyd package installed from python/, again whenever its sources change.
+# numpy, pytest, ml_dtypes, torch, transformers and safetensors (and any
+# PACKAGES named) from PyPI, then the glyd package installed from python/,
+# again whenever its sources change.
 #
 #   tests/python/venv.sh BUILD_DIR [PACKAGES...]
 set -eu
@@ -14,7 +15,7 @@ VENV=$BUILD/venv
 PY=${PYTHON:-python3}
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 
-want=(numpy pytest ml_dtypes "$@")
+want=(numpy pytest ml_dtypes torch transformers safetensors "$@")
 modules=$(printf '%s\n' "${want[@]}" | tr '\n' ',' | sed 's/,$//')
 if ! "$VENV/bin/python" -c "import $modules" 2>/dev/null; then
     if [ ! -x "$VENV/bin/python" ]; then
