@@ -14,6 +14,7 @@
 #   make go-test       the Go module's tests (go/)
 #   make py-test       the Python package's tests, in build/venv
 #   make bench-python  the Python binding against the zstandard package
+#   make bench-from-pretrained  glyd.from_pretrained against transformers
 #   make demo          a sample compressed, a model packed, verified and run
 #   make install       PREFIX=/usr/local: both libraries, headers, .pc files,
 #                      the CLI, its man page
@@ -65,7 +66,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
 .PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-load gpu-model tools demo install \
-        uninstall clean py-test bench-python \
+        uninstall clean py-test bench-python bench-from-pretrained \
         portable cuda cuda-cpu
 
 all: $(BUILD)/glyd lib
@@ -384,8 +385,10 @@ go-test:
 	$(Q)bash go/test.sh $(BUILD)
 
 # The Python package (python/): built into a virtual environment in
-# $(BUILD)/venv with numpy, pytest and ml_dtypes from PyPI, then its tests;
-# bench-python adds zstandard and measures the binding against it.
+# $(BUILD)/venv with numpy, pytest, ml_dtypes, torch, transformers and
+# safetensors from PyPI, then its tests; bench-python adds zstandard and
+# measures the binding against it; bench-from-pretrained runs the synthetic
+# 0.5B model through glyd.from_pretrained and transformers.
 py-test: all
 	$(Q)./tools/deps.sh test
 	$(Q)bash tests/python/run.sh $(BUILD)
@@ -393,6 +396,11 @@ bench-python: lib
 	$(Q)./tools/deps.sh test
 	$(Q)bash tests/python/venv.sh $(BUILD) zstandard
 	$(Q)$(BUILD)/venv/bin/python bench/bench_python.py --lib $(BUILD)/libglyd.so $(BENCH_ARGS)
+bench-from-pretrained: $(BUILD)/synth_model
+	$(Q)./tools/deps.sh test
+	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+	$(Q)bash tests/python/venv.sh $(BUILD)
+	$(Q)$(BUILD)/venv/bin/python bench/bench_from_pretrained.py $(BUILD)/synth-0.5b $(BENCH_ARGS)
 
 demo:
 	$(Q)./tools/deps.sh demo
