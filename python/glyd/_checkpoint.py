@@ -2,7 +2,9 @@
 # A model's tensors and files where they lie: a folder of safetensors files
 # (a Hugging Face checkpoint) or a packed model, behind one interface, so
 # that from_pretrained, save_pretrained and fit read either the same way.
+import contextlib
 import json
+import mmap
 import os
 import struct
 
@@ -98,6 +100,28 @@ class FolderCheckpoint:
         if len(data) != t.size:
             raise Error("%s: tensor %r is cut short" % (path, t.name))
         return data
+
+    @contextlib.contextmanager
+    def mapped(self, t):
+        """The tensor's bytes where the file lies, mapped for the time of the
+        block: read without a copy on the heap, whose holes would outlive
+        the load."""
+        path, offset = t.where
+        if t.size == 0:
+            yield memoryview(b"")
+            return
+        start = offset - offset % mmap.ALLOCATIONGRANULARITY
+        with open(path, "rb") as f:
+            try:
+                mm = mmap.mmap(f.fileno(), offset + t.size - start, offset=start, access=mmap.ACCESS_READ)
+            except ValueError:
+                raise Error("%s: tensor %r is cut short" % (path, t.name)) from None
+        view = memoryview(mm)[offset - start:]
+        try:
+            yield view
+        finally:
+            view.release()
+            mm.close()
 
     def files(self):
         """The folder's other files (config, tokenizer), by relative path."""

@@ -146,6 +146,7 @@ def _steps_on_one_thread(model):
             return forward(*args, **kwargs)
         finally:
             torch.set_num_threads(threads)
+            _glyd.rest_product_threads()  # what follows the step is torch's
 
     model.forward = step
 
@@ -212,11 +213,15 @@ class _Loader:
             if m.layout != "entropy":
                 return m
             # recoded into the fast layout, as the engine does at load
-        data = self.bf16_bytes(t)
-        blob = _glyd.tensor_compress(data, DTYPE_BF16, cols, LAYOUT_FAST, self.threads)
-        if self.verify and bytes(_glyd.tensor_decompress(blob, self.threads)) != data:
-            raise Error("%s: tensor %r did not rebuild to the source's bytes" % (self.ckpt.path, name))
-        return _glyd.CodedMatrix(blob, rows, cols)
+        if t.dtype == "BF16" and hasattr(self.ckpt, "mapped"):
+            source = self.ckpt.mapped(t)
+        else:
+            source = contextlib.nullcontext(self.bf16_bytes(t))
+        with source as data:
+            m = _glyd.CodedMatrix.compress(data, rows, cols, self.threads)
+            if self.verify and not m.equals(data):
+                raise Error("%s: tensor %r did not rebuild to the source's bytes" % (self.ckpt.path, name))
+        return m
 
     def tensor(self, name, shape):
         torch = _torch()

@@ -15,11 +15,14 @@ import torch.nn.functional as F
 
 from . import _glyd
 
-# Up to this many vectors, a product runs the engine's decode-in-product
-# kernel; past it, the weight is decoded a tile of rows at a time into bf16
-# and torch multiplies the tiles (bench/bench_from_pretrained.py measures
-# where one overtakes the other).
-FUSED_MAX_VECTORS = 6
+# Up to this many vectors, a product is fused: each unit of the weight is
+# decoded into a small buffer right before its rows are multiplied; past
+# it, the weight is decoded a tile of rows at a time into bf16 and torch
+# multiplies the tiles. Where one overtakes the other depends on the fused
+# kernel: AVX-512 BF16's dot products, or the engine's on fp32 copies of the
+# vectors (bench/bench_from_pretrained.py --crossover measures it).
+FUSED_MAX_BY_KERNEL = {"bf16": 20, "engine": 6}
+FUSED_MAX_VECTORS = FUSED_MAX_BY_KERNEL[_glyd.set_product_kernel("auto")]
 # Elements of a tile decoded for a long product.
 TILE_ELEMENTS = 1 << 22
 

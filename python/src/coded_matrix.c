@@ -7,14 +7,20 @@
  * rows decoded to bf16 (a tile of a long prompt's product, or the whole
  * weight for exact products), and rows gathered by index (an embedding).
  *
+ * Where the CPU has AVX-512 BF16, the products multiply the decoded units
+ * with bf16_dot.c's kernel, the vectors left in bf16; elsewhere with the
+ * engine's kernel on fp32 copies of them.
+ *
  * The products run on one team of threads (team.h) shared by every matrix,
  * behind a lock, with the GIL released. Tensors are passed as addresses: the Python
  * layer checks their dtype, shape and contiguity and keeps them alive for
  * the call; these methods are not public API.
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include "bf16_dot.h"
 #include "module.h"
 #include "team.h"
 #include "../../llm/infer/infer.h"
@@ -36,7 +42,8 @@ static struct {
     glyd_decodeScratch scratch[MAX_SHARES];
     float *xf, *yf;                /* the batch's inputs and sums in fp32 */
     size_t xfCap, yfCap;
-} P = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, { { 0 } }, NULL, NULL, 0, 0 };
+    int bf16Kernel;                /* products on bf16_dot.c's kernel (1) or the engine's (0); GIL held */
+} P = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, { { 0 } }, NULL, NULL, 0, 0, 0 };
 
 static unsigned online_cores(void)
 {
@@ -200,6 +207,30 @@ static size_t decode_span(const glyd_matrix* w, uint64_t r0, uint64_t r1, uint16
     return 0;
 }
 
+/* product_share on bf16_dot.c's kernel: the vectors stay bf16 (j->x), and
+ * a span of up to four units (or four long rows) is decoded at a time. */
+static size_t product_share_bf16(product_job* j)
+{
+    const glyd_matrix* const w = j->w;
+    uint64_t const span = 4 * glyd_matrixRowAlign(w);
+    uint64_t r;
+    size_t t;
+    FORWARD_IF_ERROR(glyd_scratchReserve(j->s, w));
+    for (r = j->first; r < j->last; r += span) {
+        uint64_t const r1 = GLYD_MIN(r + span, j->last);
+        const uint16_t* block = w->plain ? w->plain + r * w->cols : j->s->elems;
+        if (!w->plain) FORWARD_IF_ERROR(decode_span(w, r, r1, j->s->elems, j->s));
+        bf16_rows_times_vectors(block, (size_t)(r1 - r), (size_t)w->cols, j->x, j->nbVec, P.yf + r, (size_t)w->rows);
+    }
+    for (t = 0; t < j->nbVec; t++) {
+        const float* const yt = P.yf + t * w->rows;
+        uint16_t* const ot = j->out + t * w->rows;
+        for (r = j->first; r < j->last; r++)
+            ot[r] = f32_to_bf16(j->bias ? yt[r] + bf16_to_f32(j->bias[r]) : yt[r]);
+    }
+    return 0;
+}
+
 static size_t decode_share(product_job* j)
 {
     FORWARD_IF_ERROR(glyd_scratchReserve(j->s, j->w));
@@ -238,6 +269,8 @@ typedef struct {
     Py_buffer view;    /* the blob, when made from a buffer */
     int hasView;
     PyObject* model;   /* the packed model whose mapping holds the blob */
+    void* mapped;      /* a blob compressed here, in pages of its own */
+    size_t mappedSize;
     size_t storedSize; /* bytes of the blob or plain data */
 } CodedMatrixObject;
 
@@ -245,6 +278,7 @@ static void CodedMatrix_dealloc(CodedMatrixObject* self)
 {
     if (self->ready) glyd_matrixFree(&self->m);
     if (self->hasView) PyBuffer_Release(&self->view);
+    if (self->mapped) munmap(self->mapped, self->mappedSize);
     if (self->model) ((ModelObject*)self->model)->exports--;
     Py_XDECREF(self->model);
     Py_TYPE(self)->tp_free((PyObject*)self);
@@ -326,6 +360,61 @@ static PyObject* CodedMatrix_from_pack(PyTypeObject* type, PyObject* args)
     return (PyObject*)self;
 }
 
+/* compress(data, rows, cols, threads=1): bf16 data coded in the fast
+ * layout into pages mapped for the blob alone, so that a model's blobs,
+ * made one after another between large temporary buffers, leave no holes
+ * in the heap. */
+static PyObject* CodedMatrix_compress(PyTypeObject* type, PyObject* args)
+{
+    Py_buffer src;
+    long long rows, cols;
+    int threads = 1, workers;
+    size_t bound, r, page = (size_t)sysconf(_SC_PAGESIZE), kept;
+    void* map;
+    CodedMatrixObject* self;
+    if (!PyArg_ParseTuple(args, "y*LL|i:compress", &src, &rows, &cols, &threads)) return NULL;
+    if (check_shape(rows, cols) || workers_of(threads, &workers)) goto fail;
+    if ((unsigned long long)src.len != (unsigned long long)rows * (unsigned long long)cols * 2) {
+        PyErr_Format(PyExc_ValueError, "%zd bytes for a bf16 matrix of %lld x %lld", src.len, rows, cols);
+        goto fail;
+    }
+    bound = glyd_tensorCompressBound((size_t)rows * (size_t)cols, GLYD_DTYPE_BF16);
+    map = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == MAP_FAILED) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    r = glyd_tensorCompress(map, bound, src.buf, (size_t)rows * (size_t)cols, GLYD_DTYPE_BF16, (size_t)cols,
+                            glyd_tensor_fast, (unsigned)workers);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&src);
+    if (glyd_isError(r)) {
+        munmap(map, bound);
+        return raise_code(r, NULL);
+    }
+    kept = (r + page - 1) / page * page;
+    if (kept < bound) munmap((char*)map + kept, bound - kept);
+    self = (CodedMatrixObject*)type->tp_alloc(type, 0);
+    if (!self) {
+        munmap(map, kept);
+        return NULL;
+    }
+    self->mapped = map;
+    self->mappedSize = kept;
+    r = glyd_matrixCoded(&self->m, (const uint8_t*)map, r, (uint64_t)rows, (uint64_t)cols);
+    if (glyd_isError(r)) {
+        Py_DECREF(self);
+        return raise_code(r, NULL);
+    }
+    self->ready = 1;
+    self->storedSize = self->m.view.blobSize;
+    return (PyObject*)self;
+fail:
+    PyBuffer_Release(&src);
+    return NULL;
+}
+
 static int ready(CodedMatrixObject* self)
 {
     if (self->ready) return 0;
@@ -349,7 +438,7 @@ static PyObject* run_locked(product_job* proto, uint64_t begin, uint64_t end, ui
         size_t i;
         for (i = 0; i < xElems; i++) P.xf[i] = bf16_to_f32(proto->x[i]);
     }
-    if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, proto->fn == product_share);
+    if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, proto->fn != decode_share && proto->fn != gather_share);
     pthread_mutex_unlock(&P.lock);
     Py_END_ALLOW_THREADS
     if (glyd_isError(r)) return raise_code(r, NULL);
@@ -373,15 +462,15 @@ static PyObject* CodedMatrix_matmul(CodedMatrixObject* self, PyObject* args)
         return NULL;
     }
     memset(&job, 0, sizeof job);
-    job.fn = product_share;
+    job.fn = P.bf16Kernel ? product_share_bf16 : product_share;
     job.w = &self->m;
     job.nbVec = (size_t)n;
     job.x = (const uint16_t*)(uintptr_t)x;
     job.bias = (const uint16_t*)(uintptr_t)bias;
     job.out = (uint16_t*)(uintptr_t)out;
+    /* the engine's kernel takes the vectors in fp32 */
     return run_locked(&job, 0, self->m.rows, glyd_matrixRowAlign(&self->m), self->m.rows * self->m.cols * (uint64_t)n,
-                      (size_t)n * (size_t)self->m.cols,
-                      (size_t)n * (size_t)self->m.rows);
+                      P.bf16Kernel ? 0 : (size_t)n * (size_t)self->m.cols, (size_t)n * (size_t)self->m.rows);
 }
 
 /* decode_rows(r0, r1, out): rows [r0, r1) as bf16 at out; r0 and r1 on
@@ -433,6 +522,36 @@ static PyObject* CodedMatrix_gather(CodedMatrixObject* self, PyObject* args)
     return run_locked(&job, 0, (uint64_t)n, 1, (uint64_t)n * GLYD_MAX(self->m.cols, (uint64_t)self->m.view.unitSize), 0, 0);
 }
 
+/* equals(data) -> bool: the matrix decoded is data, byte for byte (the
+ * blob's checksum checked on the way). */
+static PyObject* CodedMatrix_equals(CodedMatrixObject* self, PyObject* arg)
+{
+    size_t const bytes = (size_t)(self->m.rows * self->m.cols) * 2;
+    Py_buffer src;
+    void* tmp;
+    size_t r = 0;
+    int same;
+    if (ready(self) || PyObject_GetBuffer(arg, &src, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if ((size_t)src.len != bytes) {
+        PyBuffer_Release(&src);
+        Py_RETURN_FALSE;
+    }
+    tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) {
+        PyBuffer_Release(&src);
+        return PyErr_NoMemory();
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (self->m.plain) memcpy(tmp, self->m.plain, bytes);
+    else r = glyd_tensorDecompress(tmp, bytes, self->m.blob, self->m.view.blobSize, 0);
+    same = !glyd_isError(r) && memcmp(tmp, src.buf, bytes) == 0;
+    Py_END_ALLOW_THREADS
+    free(tmp);
+    PyBuffer_Release(&src);
+    if (glyd_isError(r)) return raise_code(r, NULL);
+    return PyBool_FromLong(same);
+}
+
 /* verify(): decodes the whole blob and checks its checksum. */
 static PyObject* CodedMatrix_verify(CodedMatrixObject* self, PyObject* unused)
 {
@@ -478,6 +597,9 @@ static PyGetSetDef CodedMatrix_getset[] = {
 static PyMethodDef CodedMatrix_methods[] = {
     { "from_pack", (PyCFunction)CodedMatrix_from_pack, METH_VARARGS | METH_CLASS,
       "from_pack(model, file, tensor, rows, cols): the matrix where it lies in a packed model." },
+    { "compress", (PyCFunction)CodedMatrix_compress, METH_VARARGS | METH_CLASS,
+      "compress(data, rows, cols, threads=1): bf16 data coded in the fast layout." },
+    { "equals", (PyCFunction)CodedMatrix_equals, METH_O, "equals(data) -> bool: the matrix decoded is data." },
     { "matmul", (PyCFunction)CodedMatrix_matmul, METH_VARARGS,
       "matmul(x, n, out, bias=0): out = x W^T + bias, bf16 at addresses, fp32 sums." },
     { "decode_rows", (PyCFunction)CodedMatrix_decode_rows, METH_VARARGS,
@@ -520,7 +642,43 @@ static PyObject* py_set_product_threads(PyObject* self, PyObject* arg)
     return PyLong_FromUnsignedLong(P.nbThreads);
 }
 
+static PyObject* py_rest_product_threads(PyObject* self, PyObject* unused)
+{
+    (void)self;
+    (void)unused;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&P.lock);
+    team_rest(P.team);
+    pthread_mutex_unlock(&P.lock);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+static PyObject* py_set_product_kernel(PyObject* self, PyObject* arg)
+{
+    const char* name = PyUnicode_AsUTF8(arg);
+    int want;
+    (void)self;
+    if (!name) return NULL;
+    if (!strcmp(name, "auto")) want = bf16_dot_available();
+    else if (!strcmp(name, "engine")) want = 0;
+    else if (!strcmp(name, "bf16") && bf16_dot_available()) want = 1;
+    else if (!strcmp(name, "bf16")) {
+        PyErr_SetString(PyExc_ValueError, "this CPU has no AVX-512 BF16 for the bf16 kernel");
+        return NULL;
+    } else {
+        PyErr_SetString(PyExc_ValueError, "kernel: 'auto', 'bf16' or 'engine'");
+        return NULL;
+    }
+    P.bf16Kernel = want; /* read and written with the GIL held */
+    return PyUnicode_FromString(want ? "bf16" : "engine");
+}
+
 static PyMethodDef coded_methods[] = {
+    { "set_product_kernel", (PyCFunction)py_set_product_kernel, METH_O,
+      "set_product_kernel('auto' | 'bf16' | 'engine') -> str: the kernel of products of few vectors." },
+    { "rest_product_threads", (PyCFunction)py_rest_product_threads, METH_NOARGS,
+      "rest_product_threads(): the product threads sleep now rather than watch for the next product." },
     { "set_product_threads", (PyCFunction)py_set_product_threads, METH_O,
       "set_product_threads(n) -> int: threads CodedMatrix products run on (0: every core)." },
     { NULL, NULL, 0, NULL }
@@ -528,6 +686,7 @@ static PyMethodDef coded_methods[] = {
 
 int coded_matrix_add(PyObject* module)
 {
+    P.bf16Kernel = bf16_dot_available();
     if (PyType_Ready(&CodedMatrixType) < 0) return -1;
     Py_INCREF(&CodedMatrixType);
     if (PyModule_AddObject(module, "CodedMatrix", (PyObject*)&CodedMatrixType) < 0) {

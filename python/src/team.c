@@ -46,6 +46,7 @@ struct team_s {
     atomic_uint pending;     /* jobs of the round not yet done by workers */
     atomic_uint sleepers;
     atomic_int stop;
+    atomic_int rest;         /* team_rest: stop watching, sleep */
     /* the round's work, set before round is bumped */
     team_job job;
     void* jobs;
@@ -68,7 +69,7 @@ static unsigned long next_round(team* t, unsigned long seen)
     unsigned spins = 0;
     unsigned long r = seen;
     if (seen & LINGER_BIT) {
-        while ((r = atomic_load(&t->round)) == seen && !atomic_load(&t->stop)) {
+        while ((r = atomic_load(&t->round)) == seen && !atomic_load(&t->stop) && !atomic_load(&t->rest)) {
             cpu_relax();
             if (++spins % 64 == 0 && now_ns() > until) break;
         }
@@ -109,6 +110,7 @@ team* team_create(unsigned nbThreads)
     atomic_init(&t->pending, 0);
     atomic_init(&t->sleepers, 0);
     atomic_init(&t->stop, 0);
+    atomic_init(&t->rest, 0);
     pthread_mutex_init(&t->lock, NULL);
     pthread_cond_init(&t->wake, NULL);
     t->nbThreads = 1;
@@ -148,6 +150,7 @@ void team_run(team* t, team_job job, void* jobs, unsigned nbJobs, int linger)
     }
     t->job = job;
     t->jobs = jobs;
+    atomic_store(&t->rest, 0);
     atomic_store(&t->pending, nbJobs - 1);
     r = atomic_load(&t->round);
     atomic_store(&t->round, (((r >> ROUND_SHIFT) + 1) << ROUND_SHIFT) | (linger ? LINGER_BIT : 0) | nbJobs);
@@ -158,4 +161,9 @@ void team_run(team* t, team_job job, void* jobs, unsigned nbJobs, int linger)
     }
     job(jobs, 0);
     while (atomic_load(&t->pending)) cpu_relax();
+}
+
+void team_rest(team* t)
+{
+    if (t) atomic_store(&t->rest, 1);
 }

@@ -26,4 +26,8 @@ unsigned team_size(const team* t);
  * want the cores next). One caller at a time. */
 void team_run(team* t, team_job job, void* jobs, unsigned nbJobs, int linger);
 
+/* Sends lingering workers to sleep now: the caller knows no round follows
+ * soon (a forward pass has ended). */
+void team_rest(team* t);
+
 #endif /* GLYD_PY_TEAM_H */

@@ -6,6 +6,7 @@
 # as bf16's own; packed models load as they lie and save_pretrained round
 # trips; weights take under 0.75 of bf16's memory; damage and bad input
 # raise glyd.Error.
+import contextlib
 import os
 import shutil
 import struct
@@ -159,13 +160,18 @@ def coded(w, row_length=None):
     return glyd._glyd.CodedMatrix(blob, w.shape[0], w.shape[1])
 
 
+@pytest.mark.parametrize("kernel", ["engine", "bf16"])
 @pytest.mark.parametrize("rows,cols", [(1, 1), (3, 17), (257, 64), (96, 70000), (5000, 31)])
-def test_products_of_odd_shapes(rows, cols):
+def test_products_of_odd_shapes(rows, cols, kernel):
     from glyd import _ops
 
-    g = torch.Generator().manual_seed(rows * 7 + cols)
-    w = (torch.randn(rows, cols, generator=g) * 0.05).to(torch.bfloat16)
-    m = coded(w)
+    with kernel_in_use(kernel):
+        g = torch.Generator().manual_seed(rows * 7 + cols)
+        w = (torch.randn(rows, cols, generator=g) * 0.05).to(torch.bfloat16)
+        products_match_torch(_ops, g, w, coded(w), rows, cols)
+
+
+def products_match_torch(_ops, g, w, m, rows, cols):
     assert torch.equal(_ops.decode(m), w)
     bias = torch.randn(rows, generator=g).to(torch.bfloat16)
     for n in (1, 4, 33):
@@ -194,7 +200,50 @@ def _handle(m):
     return _ops.register(m, owner)
 
 
-def test_products_do_not_depend_on_threads():
+@contextlib.contextmanager
+def kernel_in_use(kernel):
+    try:
+        glyd._glyd.set_product_kernel(kernel)
+    except ValueError:
+        pytest.skip("no AVX-512 BF16 on this CPU")
+    try:
+        yield
+    finally:
+        glyd._glyd.set_product_kernel("auto")
+
+
+def test_the_bf16_kernel_is_used_where_the_cpu_has_it():
+    import platform
+
+    with open("/proc/cpuinfo") as f:
+        has = " avx512_bf16" in f.read()
+    if platform.machine() == "x86_64":
+        assert glyd._glyd.set_product_kernel("auto") == ("bf16" if has else "engine")
+    with pytest.raises(ValueError):
+        glyd._glyd.set_product_kernel("fastest")
+
+
+@pytest.mark.parametrize("kernel", ["engine", "bf16"])
+def test_default_mode_on_either_kernel(kernel):
+    path = MODELS["llama-stories260K"]
+    ref, fp32 = reference(path), reference(path, torch.float32)
+    ids = prompt(ref, 5)
+    with kernel_in_use(kernel):
+        model = glyd.from_pretrained(path)
+        ours = logits(model, ids)
+        tokens = greedy(model, ids)
+    bf16, truth = logits(ref, ids), logits(fp32, ids)
+    assert (ours - truth).abs().max().item() <= 1.25 * (bf16 - truth).abs().max().item() + 1e-3
+    assert torch.equal(tokens, greedy(ref, ids))
+
+
+@pytest.mark.parametrize("kernel", ["engine", "bf16"])
+def test_products_do_not_depend_on_threads(kernel):
+    with kernel_in_use(kernel):
+        products_for_every_thread_count()
+
+
+def products_for_every_thread_count():
     g = torch.Generator().manual_seed(3)
     w = (torch.randn(3000, 512, generator=g) * 0.02).to(torch.bfloat16)
     m = coded(w)
@@ -259,6 +308,11 @@ def test_coded_matrix_refuses_bad_input():
     half = glyd._glyd.tensor_compress(w.to(torch.float16).view(torch.int16).numpy().tobytes(), 2, 32, 0, 1)
     with pytest.raises(glyd.Error):
         glyd._glyd.CodedMatrix(half, 64, 32)  # fp16: weights are bf16
+    with pytest.raises(ValueError):
+        glyd._glyd.CodedMatrix.compress(bytes(100), 64, 32)
+    made = glyd._glyd.CodedMatrix.compress(w.view(torch.int16).numpy().tobytes(), 64, 32)
+    assert made.layout == "fast" and made.equals(w.view(torch.int16).numpy().tobytes())
+    assert not made.equals(bytes(64 * 32 * 2)) and not made.equals(b"")
     damaged = bytearray(blob)
     damaged[-10] ^= 0x40
     m = glyd._glyd.CodedMatrix(bytes(damaged), 64, 32)
