@@ -181,10 +181,6 @@ static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
     return 0;
 }
 
-/* Elements read per slice when coding weights at load: the mapped pages of
- * each slice are let go once read. */
-#define LOAD_SLICE ((size_t)1 << 20)
-
 /* The mapping that holds a tensor's bytes, for letting its pages go. */
 static void release_source(const glyd_llm* m, const tensor_ref* t)
 {
@@ -192,41 +188,26 @@ static void release_source(const glyd_llm* m, const tensor_ref* t)
     else if (t->file < m->nbMaps) glyd_mappedRelease(&m->maps[t->file], t->data, t->size);
 }
 
-/* A bf16 matrix into a fast-layout blob of exactly its size, in two passes
- * over the elements (their exponents counted, then written): a slice at a
- * time, a mapped source's pages let go behind, so that neither the source
- * nor any copy of the matrix stays in memory beside the blob. */
+typedef struct {
+    const glyd_llm* m;
+    const tensor_ref* t;
+} slice_source;
+
+static void release_slice(void* opaque, const void* p, size_t n)
+{
+    const slice_source* const s = (const slice_source*)opaque;
+    glyd_mappedRelease(&s->m->maps[s->t->file], p, n);
+}
+
+/* A folder's bf16 matrix into a fast-layout blob, the mapped source's
+ * pages let go behind each slice. */
 static size_t encode_fast(const glyd_llm* m, glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
                           const tensor_ref* t)
 {
-    uint64_t const n = rows * cols;
-    uint64_t count[256], i;
-    XXH3_state_t h;
-    glyd_fastWriter fw;
-    size_t size, r;
-    uint8_t* blob;
-    memset(count, 0, sizeof count);
-    XXH3_64bits_reset(&h);
-    for (i = 0; i < n; i += LOAD_SLICE) {
-        size_t const len = (size_t)GLYD_MIN((uint64_t)LOAD_SLICE, n - i);
-        glyd_fastCount(count, src + i, len);
-        XXH3_64bits_update(&h, src + i, len * 2);
-        if (t) glyd_mappedRelease(&m->maps[t->file], src + i, len * 2);
-    }
-    size = glyd_fastWriterSize(count, cols);
-    blob = (uint8_t*)malloc(size);
-    RETURN_ERROR_IF(!blob, memory_allocation, "weights");
-    r = glyd_fastWriterBegin(&fw, blob, size, count, cols, XXH3_64bits_digest(&h));
-    for (i = 0; i < n && !glyd_isError(r); i += LOAD_SLICE) {
-        size_t const len = (size_t)GLYD_MIN((uint64_t)LOAD_SLICE, n - i);
-        r = glyd_fastWriterPut(&fw, src + i, len);
-        if (t) glyd_mappedRelease(&m->maps[t->file], src + i, len * 2);
-    }
-    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
-    if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, size, rows, cols);
-    if (glyd_isError(r)) { free(blob); return r; }
-    w->ownedBlob = blob;
-    return 0;
+    slice_source s;
+    s.m = m;
+    s.t = t;
+    return glyd_matrixEncodeFast(w, src, rows, cols, t && t->file < m->nbMaps ? release_slice : NULL, &s);
 }
 
 /* A packed tensor's stored bytes, checked before they are used where they
@@ -240,52 +221,13 @@ static size_t check_stored(const glyd_llm* m, const tensor_ref* t)
 }
 
 /* A packed model's tensor blob in another layout, recoded into the fast
- * one: decoded twice, a few units at a time (counts, then elements). The
- * first pass also checks the values against the index's checksum, which is
- * what makes the recoded blob trustworthy. */
+ * one. Its first pass checks the values against the index's checksum,
+ * which is what makes the recoded blob trustworthy. */
 static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
 {
-    glyd_matrix src;
-    glyd_decodeScratch s;
-    uint64_t count[256], u;
-    glyd_fastWriter fw;
-    glyd_csum sum;
-    size_t size = 0, r;
-    uint8_t* blob = NULL;
-    int pass;
-    memset(&s, 0, sizeof s);
-    glyd_csumReset(&sum, glyd_csum_xxh3);
-    memset(count, 0, sizeof count);
-    FORWARD_IF_ERROR(glyd_matrixCoded(&src, t->data, t->size, rows, cols));
-    r = glyd_scratchReserve(&s, &src);
-    for (pass = 0; pass < 2 && !glyd_isError(r); pass++) {
-        if (pass == 1) {
-            if (m->checkWeights && glyd_csumDigest(&sum) != t->checksum) { r = GLYD_ERROR(checksum_wrong); break; }
-            size = glyd_fastWriterSize(count, cols);
-            blob = (uint8_t*)malloc(size);
-            r = blob ? glyd_fastWriterBegin(&fw, blob, size, count, cols, src.view.checksum)
-                     : GLYD_ERROR(memory_allocation);
-        }
-        for (u = 0; u < src.view.nbUnits && !glyd_isError(r); u += 4) {
-            uint64_t const nb = GLYD_MIN((uint64_t)4, src.view.nbUnits - u);
-            r = glyd_tensorDecodeUnits(&src.view, src.dt, u, nb, s.elems, s.symbols);
-            if (glyd_isError(r)) break;
-            if (pass == 0) {
-                glyd_fastCount(count, s.elems, r / 2);
-                if (m->checkWeights) glyd_csumUpdate(&sum, s.elems, r);
-            } else {
-                r = glyd_fastWriterPut(&fw, s.elems, r / 2);
-            }
-        }
-    }
-    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
-    glyd_scratchFree(&s);
-    glyd_matrixFree(&src);
+    size_t const r = glyd_matrixRecodeFast(w, t->data, t->size, rows, cols, m->checkWeights ? &t->checksum : NULL);
     release_source(m, t);
-    if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, size, rows, cols);
-    if (glyd_isError(r)) { free(blob); return r; }
-    w->ownedBlob = blob;
-    return 0;
+    return r;
 }
 
 /* The entropy layout, as a packed model would hold it, from a folder's bf16. */

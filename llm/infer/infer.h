@@ -86,6 +86,24 @@ void glyd_matrixFree(glyd_matrix* m);
 /* Bytes the matrix takes in memory (its blob, or its bf16 data). */
 size_t glyd_matrixBytes(const glyd_matrix* m);
 
+/* Receives each slice of a matrix's source once the coder is done with it
+ * (to let a mapped file's pages go); may be NULL. */
+typedef void (*glyd_sliceDone)(void* opaque, const void* p, size_t n);
+
+/* bf16 data coded into a fast-layout blob of exactly its size, which w
+ * owns: two passes over src (exponents counted, then written) a slice at a
+ * time, each slice handed to done after each pass, so that neither the
+ * source nor any copy of it need stay in memory beside the blob. */
+size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
+                             glyd_sliceDone done, void* opaque);
+
+/* A blob of another layout (a packed model's entropy layout) recoded into
+ * the fast one, which w owns: decoded twice, a few units at a time (counts,
+ * then elements). With expected, the first pass checks the values against
+ * it (XXH3-64 of the original bytes): checksum_wrong where they differ. */
+size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
+                             const uint64_t* expected);
+
 /* Prompt tokens run through each layer together, so that a matrix unit
  * decoded once serves them all: products take at most this many vectors. */
 #define GLYD_BATCH 32

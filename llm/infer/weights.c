@@ -10,6 +10,7 @@
  * those of the same engine on the plain weights.
  */
 #include <stdlib.h>
+#include <xxhash.h>
 
 #include "infer.h"
 
@@ -388,4 +389,89 @@ uint64_t glyd_matrixRowAlign(const glyd_matrix* m)
 {
     uint64_t const rpu = m->plain ? 1 : rows_per_unit(m);
     return rpu ? rpu : 1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Coding matrices into the fast layout                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Elements coded per slice: each slice is handed back once read. */
+#define ENCODE_SLICE ((size_t)1 << 20)
+
+size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
+                             glyd_sliceDone done, void* opaque)
+{
+    uint64_t const n = rows * cols;
+    uint64_t count[256], i;
+    XXH3_state_t h;
+    glyd_fastWriter fw;
+    size_t size, r;
+    uint8_t* blob;
+    memset(count, 0, sizeof count);
+    XXH3_64bits_reset(&h);
+    for (i = 0; i < n; i += ENCODE_SLICE) {
+        size_t const len = (size_t)GLYD_MIN((uint64_t)ENCODE_SLICE, n - i);
+        glyd_fastCount(count, src + i, len);
+        XXH3_64bits_update(&h, src + i, len * 2);
+        if (done) done(opaque, src + i, len * 2);
+    }
+    size = glyd_fastWriterSize(count, cols);
+    blob = (uint8_t*)malloc(size ? size : 1);
+    RETURN_ERROR_IF(!blob, memory_allocation, "weights");
+    r = glyd_fastWriterBegin(&fw, blob, size, count, cols, XXH3_64bits_digest(&h));
+    for (i = 0; i < n && !glyd_isError(r); i += ENCODE_SLICE) {
+        size_t const len = (size_t)GLYD_MIN((uint64_t)ENCODE_SLICE, n - i);
+        r = glyd_fastWriterPut(&fw, src + i, len);
+        if (done) done(opaque, src + i, len * 2);
+    }
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    if (!glyd_isError(r)) r = glyd_matrixCoded(w, blob, size, rows, cols);
+    if (glyd_isError(r)) { free(blob); return r; }
+    w->ownedBlob = blob;
+    return 0;
+}
+
+size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
+                             const uint64_t* expected)
+{
+    glyd_matrix src;
+    glyd_decodeScratch s;
+    uint64_t count[256], u;
+    glyd_fastWriter fw;
+    glyd_csum sum;
+    size_t size = 0, r;
+    uint8_t* out = NULL;
+    int pass;
+    memset(&s, 0, sizeof s);
+    memset(count, 0, sizeof count);
+    glyd_csumReset(&sum, glyd_csum_xxh3);
+    FORWARD_IF_ERROR(glyd_matrixCoded(&src, blob, blobSize, rows, cols));
+    r = src.plain ? GLYD_ERROR(GENERIC) : glyd_scratchReserve(&s, &src); /* plain: not a unit-wise blob */
+    for (pass = 0; pass < 2 && !glyd_isError(r); pass++) {
+        if (pass == 1) {
+            if (expected && glyd_csumDigest(&sum) != *expected) { r = GLYD_ERROR(checksum_wrong); break; }
+            size = glyd_fastWriterSize(count, cols);
+            out = (uint8_t*)malloc(size ? size : 1);
+            r = out ? glyd_fastWriterBegin(&fw, out, size, count, cols, src.view.checksum)
+                    : GLYD_ERROR(memory_allocation);
+        }
+        for (u = 0; u < src.view.nbUnits && !glyd_isError(r); u += 4) {
+            uint64_t const nb = GLYD_MIN((uint64_t)4, src.view.nbUnits - u);
+            r = glyd_tensorDecodeUnits(&src.view, src.dt, u, nb, s.elems, s.symbols);
+            if (glyd_isError(r)) break;
+            if (pass == 0) {
+                glyd_fastCount(count, s.elems, r / 2);
+                if (expected) glyd_csumUpdate(&sum, s.elems, r);
+            } else {
+                r = glyd_fastWriterPut(&fw, s.elems, r / 2);
+            }
+        }
+    }
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    glyd_scratchFree(&s);
+    glyd_matrixFree(&src);
+    if (!glyd_isError(r)) r = glyd_matrixCoded(w, out, size, rows, cols);
+    if (glyd_isError(r)) { free(out); return r; }
+    w->ownedBlob = out;
+    return 0;
 }

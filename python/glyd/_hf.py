@@ -16,7 +16,7 @@ import struct
 import tempfile
 
 from . import _glyd
-from ._checkpoint import PackedCheckpoint, open_checkpoint
+from ._checkpoint import FolderCheckpoint, PackedCheckpoint, open_checkpoint
 from ._glyd import Error
 
 LAYOUT_FAST = 2
@@ -203,24 +203,30 @@ class _Loader:
         if t.shape != (rows, cols):
             raise Error("%s: tensor %r has shape %s; the model wants (%d, %d)" % (self.ckpt.path, name, t.shape, rows, cols))
         self.bytes_bf16 += rows * cols * 2
-        if isinstance(self.ckpt, PackedCheckpoint) and t.dtype == "BF16":
-            file, k, codec = t.where
-            if self.verify:
-                self.ckpt.model.read_tensor(file, k, self.threads)  # decoded and checked against the original
-            else:
-                self.ckpt.model.verify_tensor(file, k, self.threads)  # the stored blob's checksum
+        if isinstance(self.ckpt, PackedCheckpoint) and t.dtype == "BF16" and t.where[2] in ("tensor", "raw"):
+            file, k, _ = t.where
             m = _glyd.CodedMatrix.from_pack(self.ckpt.model, file, k, rows, cols)
-            if m.layout != "entropy":
+            if m.layout != "entropy":  # fast, or bf16 stored as it is: used where it lies
+                if self.verify:
+                    self.ckpt.model.read_tensor(file, k, self.threads)  # decoded, checked against the original
+                else:
+                    self.ckpt.model.verify_tensor(file, k, self.threads)  # the stored blob's checksum
                 return m
-            # recoded into the fast layout, as the engine does at load
-        if t.dtype == "BF16" and hasattr(self.ckpt, "mapped"):
-            source = self.ckpt.mapped(t)
-        else:
-            source = contextlib.nullcontext(self.bf16_bytes(t))
-        with source as data:
-            m = _glyd.CodedMatrix.compress(data, rows, cols, self.threads)
-            if self.verify and not m.equals(data):
-                raise Error("%s: tensor %r did not rebuild to the source's bytes" % (self.ckpt.path, name))
+            # recoded into the fast layout, as the engine does at load,
+            # the values checked against the original's checksum
+            return _glyd.CodedMatrix.recode_pack(self.ckpt.model, file, k, rows, cols)
+        if t.dtype == "BF16" and isinstance(self.ckpt, FolderCheckpoint):
+            path, offset = t.where
+            m = _glyd.CodedMatrix.from_file(path, offset, rows, cols)
+            if self.verify:
+                with self.ckpt.mapped(t) as data:
+                    if not m.equals(data):
+                        raise Error("%s: tensor %r did not rebuild to the source's bytes" % (self.ckpt.path, name))
+            return m
+        data = self.bf16_bytes(t)  # another dtype, rounded; a raw packed tensor
+        m = _glyd.CodedMatrix.compress(data, rows, cols, self.threads)
+        if self.verify and not m.equals(data):
+            raise Error("%s: tensor %r did not rebuild to the source's bytes" % (self.ckpt.path, name))
         return m
 
     def tensor(self, name, shape):

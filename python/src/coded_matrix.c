@@ -415,6 +415,90 @@ fail:
     return NULL;
 }
 
+static void release_slice(void* opaque, const void* p, size_t n)
+{
+    glyd_mappedRelease((const glyd_mappedFile*)opaque, p, n);
+}
+
+/* from_file(path, offset, rows, cols): the bf16 matrix at offset in a file
+ * (a safetensors file's tensor), coded into the fast layout from the file's
+ * mapping a slice at a time, each slice's pages let go once read, so that
+ * loading holds no more of the source than a slice. */
+static PyObject* CodedMatrix_from_file(PyTypeObject* type, PyObject* args)
+{
+    PyObject* pathObj;
+    unsigned long long offset;
+    long long rows, cols;
+    glyd_mappedFile f;
+    CodedMatrixObject* self;
+    size_t r;
+    if (!PyArg_ParseTuple(args, "O&KLL:from_file", PyUnicode_FSConverter, &pathObj, &offset, &rows, &cols)) return NULL;
+    if (check_shape(rows, cols)) {
+        Py_DECREF(pathObj);
+        return NULL;
+    }
+    self = (CodedMatrixObject*)type->tp_alloc(type, 0);
+    if (!self) {
+        Py_DECREF(pathObj);
+        return NULL;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    r = glyd_mapFile(&f, PyBytes_AS_STRING(pathObj));
+    if (!glyd_isError(r)) {
+        uint64_t const bytes = (uint64_t)rows * (uint64_t)cols * 2;
+        if (offset % 2 || offset > f.size || bytes > f.size - offset)
+            r = (size_t)-(int)GLYD_error_srcSize_wrong;
+        else
+            r = glyd_matrixEncodeFast(&self->m, (const uint16_t*)(const void*)((const uint8_t*)f.data + offset),
+                                      (uint64_t)rows, (uint64_t)cols, release_slice, &f);
+        glyd_unmapFile(&f);
+    }
+    Py_END_ALLOW_THREADS
+    Py_DECREF(pathObj);
+    if (glyd_isError(r)) {
+        Py_DECREF(self);
+        return raise_code(r, "the matrix could not be read from the file and coded");
+    }
+    self->ready = 1;
+    self->storedSize = self->m.view.blobSize;
+    return (PyObject*)self;
+}
+
+/* recode_pack(model, file, tensor, rows, cols): a packed tensor of another
+ * layout (the entropy layout) recoded into the fast one, its values checked
+ * against the index's checksum of the original bytes on the way, and its
+ * stored pages let go. */
+static PyObject* CodedMatrix_recode_pack(PyTypeObject* type, PyObject* args)
+{
+    ModelObject* model;
+    Py_ssize_t file, tensor;
+    long long rows, cols;
+    const uint8_t* stored;
+    size_t size, r;
+    glyd_modelTensorInfo ti;
+    CodedMatrixObject* self;
+    if (!PyArg_ParseTuple(args, "O!nnLL:recode_pack", &ModelType, &model, &file, &tensor, &rows, &cols)) return NULL;
+    if (model_open(model) || check_shape(rows, cols)) return NULL;
+    if (file < 0 || tensor < 0 || glyd_modelTensorStored(model->model, (size_t)file, (size_t)tensor, &stored, &size) != 2 ||
+        glyd_isError(glyd_modelGetTensor(model->model, (size_t)file, (size_t)tensor, &ti))) {
+        PyErr_SetString(PyExc_IndexError, "no such tensor blob in the packed model");
+        return NULL;
+    }
+    self = (CodedMatrixObject*)type->tp_alloc(type, 0);
+    if (!self) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    r = glyd_matrixRecodeFast(&self->m, stored, size, (uint64_t)rows, (uint64_t)cols, &ti.checksum);
+    glyd_modelRelease(model->model, stored, size);
+    Py_END_ALLOW_THREADS
+    if (glyd_isError(r)) {
+        Py_DECREF(self);
+        return raise_code(r, "the packed tensor could not be recoded");
+    }
+    self->ready = 1;
+    self->storedSize = self->m.view.blobSize;
+    return (PyObject*)self;
+}
+
 static int ready(CodedMatrixObject* self)
 {
     if (self->ready) return 0;
@@ -597,6 +681,10 @@ static PyGetSetDef CodedMatrix_getset[] = {
 static PyMethodDef CodedMatrix_methods[] = {
     { "from_pack", (PyCFunction)CodedMatrix_from_pack, METH_VARARGS | METH_CLASS,
       "from_pack(model, file, tensor, rows, cols): the matrix where it lies in a packed model." },
+    { "from_file", (PyCFunction)CodedMatrix_from_file, METH_VARARGS | METH_CLASS,
+      "from_file(path, offset, rows, cols): the bf16 matrix at offset in a file, coded a slice at a time." },
+    { "recode_pack", (PyCFunction)CodedMatrix_recode_pack, METH_VARARGS | METH_CLASS,
+      "recode_pack(model, file, tensor, rows, cols): a packed entropy-layout tensor recoded, checked." },
     { "compress", (PyCFunction)CodedMatrix_compress, METH_VARARGS | METH_CLASS,
       "compress(data, rows, cols, threads=1): bf16 data coded in the fast layout." },
     { "equals", (PyCFunction)CodedMatrix_equals, METH_O, "equals(data) -> bool: the matrix decoded is data." },
