@@ -65,8 +65,10 @@ def _modules():
     # products of a token. Compiled or traced, they go through the ops.
     linear, embedding = _ops.linear_impl, _ops.embedding_impl
 
+    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
+
     def eager():
-        return not torch.compiler.is_compiling()
+        return not is_compiling()
 
     class CodedLinear(torch.nn.Module):
         """nn.Linear over a bf16 weight held in the tensor codec. exact:
@@ -301,14 +303,19 @@ def from_pretrained(name_or_path, *, device="cpu", exact=False, verify=False, th
 
     loader = _Loader(ckpt, verify, threads)
     coded = {}  # id of a meta weight: its coded matrix (tied weights share one)
+    # exactly these two classes: a subclass may change what forward does (a
+    # scaled embedding), so its parameters are loaded as they are, in bf16
     for name, mod in list(model.named_modules()):
-        if isinstance(mod, torch.nn.Embedding):
+        if type(mod) is torch.nn.Embedding:
             key = name + ".weight"
             m = coded.get(id(mod.weight)) or loader.matrix(key, mod.num_embeddings, mod.embedding_dim)
             coded[id(mod.weight)] = m
             _set_module(model, name, CodedEmbedding(m, mod.padding_idx, key))
+    # a weight tied to a module left in bf16 (such an embedding) stays tied to it
+    uncoded = {id(p) for mod in model.modules()
+               if type(mod) not in (torch.nn.Linear, CodedEmbedding) for p in mod.parameters(recurse=False)}
     for name, mod in list(model.named_modules()):
-        if isinstance(mod, torch.nn.Linear):
+        if type(mod) is torch.nn.Linear and id(mod.weight) not in uncoded:
             key = name + ".weight"
             m = coded.get(id(mod.weight))
             if m is None:
@@ -316,11 +323,14 @@ def from_pretrained(name_or_path, *, device="cpu", exact=False, verify=False, th
                 coded[id(mod.weight)] = m
             bias = None if mod.bias is None else loader.tensor(name + ".bias", mod.bias.shape).contiguous()
             _set_module(model, name, CodedLinear(m, bias, exact, key))
-    for name, p in list(model.named_parameters()):
+    loaded = {}  # id of a meta parameter: what replaced it, for every module sharing it
+    for name, p in list(model.named_parameters(remove_duplicate=False)):
         if p.device.type == "meta":
             parent, _, leaf = name.rpartition(".")
             owner = model.get_submodule(parent) if parent else model
-            owner._parameters[leaf] = torch.nn.Parameter(loader.tensor(name, p.shape), requires_grad=False)
+            if id(p) not in loaded:
+                loaded[id(p)] = torch.nn.Parameter(loader.tensor(name, p.shape), requires_grad=False)
+            owner._parameters[leaf] = loaded[id(p)]
     model.eval()
     if not exact:
         _steps_on_one_thread(model)

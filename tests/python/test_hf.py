@@ -456,3 +456,58 @@ def test_a_pack_in_use_stays_open(tmp_path):
         model.glyd_source.model.close()
     ids = torch.arange(3, 8).reshape(1, 5)
     assert torch.equal(logits(model, ids), logits(glyd.from_pretrained(MODELS["qwen3"]), ids))
+
+
+def test_a_sharded_checkpoint_loads(tmp_path):
+    from safetensors.torch import load_file, save_file
+
+    source = MODELS["qwen3"]
+    tensors = load_file(source / "model.safetensors")
+    names = sorted(tensors)
+    half = len(names) // 2
+    shards = {"model-00001-of-00002.safetensors": names[:half], "model-00002-of-00002.safetensors": names[half:]}
+    for shard, part in shards.items():
+        save_file({n: tensors[n] for n in part}, str(tmp_path / shard))
+    import json
+
+    index = {"metadata": {}, "weight_map": {n: s for s, part in shards.items() for n in part}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    shutil.copy(source / "config.json", tmp_path / "config.json")
+    ids = torch.arange(3, 19).reshape(1, 16)
+    assert torch.equal(logits(glyd.from_pretrained(tmp_path, exact=True), ids), logits(reference(source), ids))
+
+
+def tiny_random_model(tmp_path, config):
+    torch.manual_seed(11)
+    model = transformers.AutoModelForCausalLM.from_config(config).to(torch.bfloat16)
+    model.save_pretrained(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("family", ["gemma3", "mistral"])
+def test_other_families_in_exact_mode(tmp_path, family):
+    """Families beyond the engine's: Gemma 3's embedding is a subclass that
+    scales its rows, so it stays bf16 as it is; every plain Linear is coded."""
+    if family == "gemma3":
+        config = transformers.Gemma3TextConfig(
+            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, sliding_window=8, max_position_embeddings=128)
+    else:
+        config = transformers.MistralConfig(
+            vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, head_dim=16, sliding_window=8, max_position_embeddings=128)
+    path = tiny_random_model(tmp_path, config)
+    ref = reference(path)
+    ids = prompt(ref, 20)
+    model = glyd.from_pretrained(path, exact=True)
+    assert torch.equal(logits(model, ids), logits(ref, ids))
+    linears = [type(m).__name__ for m in model.modules() if "Linear" in type(m).__name__]
+    if family == "gemma3":
+        emb = model.model.embed_tokens
+        assert type(emb).__name__ == "Gemma3TextScaledWordEmbedding" and emb.weight.dtype == torch.bfloat16
+        # the output layer is tied to it: the same bf16 parameter
+        assert model.lm_head.weight is emb.weight and linears.count("Linear") == 1
+    else:
+        assert "Linear" not in linears
+    held, bf16 = glyd.weight_memory(model)
+    assert held < bf16
