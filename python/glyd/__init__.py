@@ -18,7 +18,8 @@ from ._glyd import (
 )
 from ._file import GlydFile, open
 from ._fit import Fit, fit
-from ._hf import from_pretrained, save_pretrained, weight_memory
+from ._hf import from_pretrained, weight_memory
+from ._save import save_pretrained
 from ._model import info, pack, unpack, verify
 from ._tensor import compress_tensor, decompress_tensor, tensor_info
 

@@ -1,18 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # from_pretrained: a transformers causal LM whose every nn.Linear weight and
-# embedding stays in the tensor codec, rebuilt as it is used (glyd/_ops.py),
-# and save_pretrained, which writes such a model as a packed model.
+# embedding stays in the tensor codec, rebuilt as it is used (_modules.py,
+# _ops.py); save_pretrained (_save.py) writes it back as a packed model.
 #
 # The model is made by transformers from its config with its parameters on
 # the meta device (no memory), then its Linear and Embedding modules are
 # replaced by CodedLinear and CodedEmbedding over the checkpoint's tensors,
 # and its other parameters (norms, biases) are read as bf16.
 import contextlib
-import functools
-import json
 import os
 import shutil
-import struct
 import tempfile
 
 from . import _glyd
@@ -50,107 +47,6 @@ def _parameters_on_meta():
         yield
     finally:
         nn.Module.register_parameter = register
-
-
-def _modules():
-    """CodedLinear and CodedEmbedding, made on first use (they need torch)."""
-    global CodedLinear, CodedEmbedding
-    if "CodedLinear" in globals():
-        return CodedLinear, CodedEmbedding
-    torch = _torch()
-    from . import _ops
-
-    # In eager mode the modules call the ops' implementation directly: the
-    # dispatcher would add some 8 microseconds to each of the hundreds of
-    # products of a token. Compiled or traced, they go through the ops.
-    linear, embedding = _ops.linear_impl, _ops.embedding_impl
-
-    is_compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)
-
-    def eager():
-        return not is_compiling()
-
-    class CodedLinear(torch.nn.Module):
-        """nn.Linear over a bf16 weight held in the tensor codec. exact:
-        every product is F.linear on the rebuilt weight."""
-
-        def __init__(self, matrix, bias, exact, name):
-            super().__init__()
-            self.in_features, self.out_features = matrix.cols, matrix.rows
-            self.matrix, self.exact, self.checkpoint_name = matrix, exact, name
-            self.handle = _ops.register(matrix, self)
-            self.bias = None if bias is None else torch.nn.Parameter(bias, requires_grad=False)
-
-        def forward(self, x):
-            if eager():
-                return linear(x, self.handle, self.bias, self.exact)
-            return torch.ops.glyd.coded_linear(x, self.handle, self.bias, self.exact)
-
-        @property
-        def weight(self):
-            """The weight, rebuilt into a new bf16 tensor at each access."""
-            return _ops.decode(self.matrix)
-
-        def extra_repr(self):
-            return "in_features=%d, out_features=%d, bias=%s, layout=%s, exact=%s" % (
-                self.in_features, self.out_features, self.bias is not None, self.matrix.layout, self.exact)
-
-    class CodedEmbedding(torch.nn.Module):
-        """nn.Embedding over a bf16 matrix held in the tensor codec."""
-
-        def __init__(self, matrix, padding_idx, name):
-            super().__init__()
-            self.num_embeddings, self.embedding_dim = matrix.rows, matrix.cols
-            self.padding_idx = padding_idx
-            self.matrix, self.checkpoint_name = matrix, name
-            self.handle = _ops.register(matrix, self)
-
-        def forward(self, ids):
-            if eager():
-                return embedding(ids, self.handle)
-            return torch.ops.glyd.coded_embedding(ids, self.handle)
-
-        @property
-        def weight(self):
-            return _ops.decode(self.matrix)
-
-        def extra_repr(self):
-            return "%d, %d, layout=%s" % (self.num_embeddings, self.embedding_dim, self.matrix.layout)
-
-    globals()["CodedLinear"], globals()["CodedEmbedding"] = CodedLinear, CodedEmbedding
-    return CodedLinear, CodedEmbedding
-
-
-def _steps_on_one_thread(model):
-    """Runs a forward pass of few tokens (a step of generate) with torch on
-    one thread. Such a step's time is in the coded products, which run on
-    glyd's threads; torch's own threads, woken for the step's small
-    operations and spinning after them, would take the cores from those
-    products."""
-    torch = _torch()
-    from . import _ops
-
-    forward = model.forward
-
-    @functools.wraps(forward)
-    def step(*args, **kwargs):
-        x = kwargs.get("input_ids", args[0] if args else None)
-        if x is None:
-            x = kwargs.get("inputs_embeds")
-            tokens = x.shape[:-1].numel() if x is not None else 0
-        else:
-            tokens = x.numel()
-        threads = torch.get_num_threads()
-        if tokens == 0 or tokens > _ops.FUSED_MAX_VECTORS or threads == 1:
-            return forward(*args, **kwargs)
-        torch.set_num_threads(1)
-        try:
-            return forward(*args, **kwargs)
-        finally:
-            torch.set_num_threads(threads)
-            _glyd.rest_product_threads()  # what follows the step is torch's
-
-    model.forward = step
 
 
 def _resolve(name_or_path, hub_kwargs):
@@ -284,7 +180,7 @@ def from_pretrained(name_or_path, *, device="cpu", exact=False, verify=False, th
     hub_kwargs = {k: hf_kwargs[k] for k in ("revision", "token", "cache_dir") if k in hf_kwargs}
     threads = torch.get_num_threads() if threads is None else int(threads)
     _ops.set_threads(threads)
-    CodedLinear, CodedEmbedding = _modules()
+    from ._modules import CodedEmbedding, CodedLinear, steps_on_one_thread
 
     ckpt = open_checkpoint(_resolve(name_or_path, hub_kwargs))
     tmp = tempfile.mkdtemp(prefix="glyd-config-")
@@ -333,7 +229,7 @@ def from_pretrained(name_or_path, *, device="cpu", exact=False, verify=False, th
             owner._parameters[leaf] = loaded[id(p)]
     model.eval()
     if not exact:
-        _steps_on_one_thread(model)
+        steps_on_one_thread(model)
     model.glyd_source = ckpt
     model.glyd_exact = exact
     return model
@@ -342,7 +238,8 @@ def from_pretrained(name_or_path, *, device="cpu", exact=False, verify=False, th
 def weight_memory(model):
     """(held, bf16): bytes the model's weights take in memory (coded
     matrices once each, other parameters), and what they take in bf16."""
-    CodedLinear, CodedEmbedding = _modules()
+    from ._modules import CodedEmbedding, CodedLinear
+
     held = bf16 = 0
     seen = set()
     for mod in model.modules():
@@ -354,65 +251,3 @@ def weight_memory(model):
         held += p.numel() * p.element_size()
         bf16 += p.numel() * 2
     return held, bf16
-
-
-def _safetensors_header(entries):
-    header, offset = {}, 0
-    for name, shape, size in entries:
-        header[name] = {"dtype": "BF16", "shape": list(shape), "data_offsets": [offset, offset + size]}
-        offset += size
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    return struct.pack("<Q", len(text)) + text
-
-
-def save_pretrained(model, path, *, threads=0):
-    """Writes a model from from_pretrained as a packed model (the fast
-    layout, mapped as it lies when loaded again): its current config and
-    tensors, and the source's other files (tokenizer, generation config).
-    Returns the packed file's size."""
-    torch = _torch()
-    from . import _ops
-
-    CodedLinear, CodedEmbedding = _modules()
-    ckpt = getattr(model, "glyd_source", None)
-    if ckpt is None:
-        raise Error("glyd.save_pretrained: the model was not made by glyd.from_pretrained")
-    path = os.fspath(path)
-    work = tempfile.mkdtemp(prefix=".glyd-save-", dir=os.path.dirname(os.path.abspath(path)) or ".")
-    try:
-        for rel in ckpt.files():
-            if rel == "config.json":
-                continue
-            dst = os.path.join(work, rel)
-            os.makedirs(os.path.dirname(dst), exist_ok=True)
-            with open(dst, "wb") as f:
-                f.write(ckpt.file_bytes(rel))
-        model.config.to_json_file(os.path.join(work, "config.json"))
-        tensors = {}  # checkpoint name: a function giving its bf16 tensor
-        written = set()  # a tied matrix is written once, under its first name
-        for mod in model.modules():
-            if isinstance(mod, (CodedLinear, CodedEmbedding)) and id(mod.matrix) not in written:
-                written.add(id(mod.matrix))
-                tensors.setdefault(mod.checkpoint_name, (lambda m=mod.matrix: _ops.decode(m)))
-        for name, p in model.named_parameters():
-            tensors.setdefault(name, (lambda p=p: p.detach().to(torch.bfloat16).contiguous()))
-        # in the source's order, then any the source lacks
-        names = [n for n in ckpt.tensors if n in tensors] + sorted(n for n in tensors if n not in ckpt.tensors)
-        shapes = {}
-        for n in names:
-            ref = ckpt.tensors.get(n)
-            shapes[n] = ref.shape if ref is not None else tuple(tensors[n]().shape)
-        entries = []
-        for n in names:
-            elements = 1
-            for d in shapes[n]:
-                elements *= d
-            entries.append((n, shapes[n], elements * 2))
-        with open(os.path.join(work, "model.safetensors"), "wb") as f:
-            f.write(_safetensors_header(entries))
-            for n in names:
-                f.write(tensors[n]().reshape(-1).view(torch.int16).numpy().tobytes())
-        return _glyd.pack(work, path, 0, threads, LAYOUT_FAST)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
