@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Makes the engine's test models: tiny random Qwen2, Qwen3 and Qwen3 with
-yarn rope scaling, in bf16 Hugging Face layout, with reference logits from
-transformers itself (fp32 compute on the bf16 weights).
+"""Makes the engine's test models: tiny random Qwen2, Qwen3, Qwen3 with
+yarn rope scaling and Llama with Llama 3's rope scaling, in bf16 Hugging
+Face layout, with reference logits from transformers itself (fp32 compute
+on the bf16 weights).
 
-Run once, by hand (it needs torch and transformers from PyPI; it never runs
-in CI); its output is committed under tests/data/tiny-*:
+Run by hand (it needs torch and transformers from PyPI; it never runs in
+CI); its output is committed under tests/data/tiny-*. Name models to make
+only those, so that the others' committed files stay as they are:
 
     pip install torch transformers safetensors
-    python3 tools/tiny_models.py tests/data
+    python3 tools/tiny_models.py tests/data [NAME...]
 
 Each folder holds config.json, model.safetensors and reference.json:
 {"tokens": [...], "logits": "reference_logits.f32"}, the logits being
@@ -19,25 +21,35 @@ import os
 import sys
 
 import torch
-from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM
+from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
+                          Qwen3ForCausalLM)
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
               rms_norm_eps=1e-6, hidden_act="silu", initializer_range=0.08, bos_token_id=1,
               eos_token_id=2)
 
+# (name, config class, model class, its own settings, reference tokens).
+# Each model's seed follows from its place in the list: append, never insert.
 MODELS = [
     ("tiny-qwen2", Qwen2Config, Qwen2ForCausalLM,
-     dict(rope_theta=10000.0, tie_word_embeddings=False)),
+     dict(rope_theta=10000.0, tie_word_embeddings=False), 48),
     ("tiny-qwen3", Qwen3Config, Qwen3ForCausalLM,
-     dict(head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True)),
+     dict(head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True), 48),
     ("tiny-qwen3-yarn", Qwen3Config, Qwen3ForCausalLM,
      dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
-          rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32})),
+          rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}), 48),
+    # with an original context of 32, the 8 rotary pairs fall in all three
+    # of llama3's bands (kept, smoothed, divided by the factor), and the
+    # reference runs to 5 times that context
+    ("tiny-llama3", LlamaConfig, LlamaForCausalLM,
+     dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
+          rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                        "original_max_position_embeddings": 32}), 160),
 ]
 
 
-def make(out_root, name, config_cls, model_cls, extra, seed):
+def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
     torch.manual_seed(seed)
     config = config_cls(**COMMON, **extra)
     model = model_cls(config)
@@ -59,7 +71,7 @@ def make(out_root, name, config_cls, model_cls, extra, seed):
     # frequencies, a buffer, to bf16; loading computes them in fp32)
     ref = model_cls.from_pretrained(out, dtype=torch.float32).eval()
     g = torch.Generator().manual_seed(seed + 100)
-    tokens = torch.randint(0, COMMON["vocab_size"], (48,), generator=g).tolist()
+    tokens = torch.randint(0, COMMON["vocab_size"], (nb_tokens,), generator=g).tolist()
     with torch.no_grad():
         logits = ref(torch.tensor([tokens])).logits[0].to(torch.float32).contiguous()
     logits.numpy().astype("<f4").tofile(os.path.join(out, "reference_logits.f32"))
@@ -72,8 +84,13 @@ def make(out_root, name, config_cls, model_cls, extra, seed):
 
 def main():
     out_root = sys.argv[1] if len(sys.argv) > 1 else "tests/data"
-    for i, (name, cc, mc, extra) in enumerate(MODELS):
-        make(out_root, name, cc, mc, extra, seed=1234 + i)
+    wanted = set(sys.argv[2:]) or {m[0] for m in MODELS}
+    unknown = wanted - {m[0] for m in MODELS}
+    if unknown:
+        sys.exit("tiny_models.py: no model named " + ", ".join(sorted(unknown)))
+    for i, (name, cc, mc, extra, nb_tokens) in enumerate(MODELS):
+        if name in wanted:
+            make(out_root, name, cc, mc, extra, nb_tokens, seed=1234 + i)
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 /*
  * config.c: the fields of a Hugging Face config.json that the forward pass
  * needs, with the defaults transformers applies, and the rotary embedding's
- * frequencies (plain, linear and yarn scaling) computed as transformers
- * computes them. Every key the engine reads is checked before a model runs:
- * its JSON type, its range, and its agreement with the others, so that a
- * config either runs or is refused in one line naming the key and value.
+ * frequencies (plain, linear, yarn and llama3 scaling) computed as
+ * transformers computes them. Every key the engine reads is checked before
+ * a model runs: its JSON type, its range, and its agreement with the
+ * others, so that a config either runs or is refused in one line naming the
+ * key and value.
  */
 #include <float.h>
 #include <math.h>
@@ -67,9 +68,9 @@ static size_t refuse(const reason* r, size_t err, const char* prefix, const char
     return err;
 }
 
-static size_t missing(const reason* r, const char* key)
+static size_t missing(const reason* r, const char* prefix, const char* key)
 {
-    say(r, "config.json: %s is missing", key);
+    say(r, "config.json: %s%s%s is missing", prefix ? prefix : "", prefix ? "." : "", key);
     return GLYD_ERROR(model_invalid);
 }
 
@@ -88,7 +89,7 @@ static size_t get_int(const json_t* o, const char* prefix, const char* key, long
 /* The same for a key without a default. */
 static size_t need_int(const json_t* o, const char* key, long long lo, long long hi, long long* v, const reason* r)
 {
-    if (!get(o, key)) return missing(r, key);
+    if (!get(o, key)) return missing(r, NULL, key);
     return get_int(o, NULL, key, lo, hi, v, r);
 }
 
@@ -103,6 +104,14 @@ static size_t get_num(const json_t* o, const char* prefix, const char* key, doub
         return refuse(r, GLYD_ERROR(model_invalid), prefix, key, j, "%s", rule);
     *v = json_number_value(j);
     return 0;
+}
+
+/* The same for a key without a default. */
+static size_t need_num(const json_t* o, const char* prefix, const char* key, double lo, double hi, const char* rule,
+                       double* v, const reason* r)
+{
+    if (!get(o, key)) return missing(r, prefix, key);
+    return get_num(o, prefix, key, lo, hi, rule, v, r);
 }
 
 static size_t get_bool(const json_t* o, const char* key, int* v, const reason* r)
@@ -247,6 +256,37 @@ static size_t read_layers(glyd_llmConfig* c, const json_t* root, const reason* r
     return 0;
 }
 
+/* yarn's ramp between the pairs it keeps and those it interpolates, and
+ * its attention scaling (0: from the factor). */
+static size_t read_yarn(glyd_llmConfig* c, const json_t* rs, const char* rsKey, const reason* r)
+{
+    c->yarnBetaFast = 32.0;
+    c->yarnBetaSlow = 1.0;
+    c->yarnAttentionFactor = 0.0;
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_fast", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaFast, r));
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_slow", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaSlow, r));
+    if (!(c->yarnBetaFast > c->yarnBetaSlow))
+        return refuse(r, GLYD_ERROR(model_invalid), rsKey, "beta_fast", get(rs, "beta_fast"),
+                      "it must exceed beta_slow (%g)", c->yarnBetaSlow);
+    return get_num(rs, rsKey, "attention_factor", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnAttentionFactor, r);
+}
+
+/* llama3's band of wavelengths, which transformers reads without
+ * defaults. The band's width divides in float: it must be a normal float,
+ * so that the smoothing stays finite. */
+static size_t read_llama3(glyd_llmConfig* c, const json_t* rs, const char* rsKey, const reason* r)
+{
+    double low = 0, high = 0;
+    FORWARD_IF_ERROR(need_num(rs, rsKey, "low_freq_factor", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &low, r));
+    FORWARD_IF_ERROR(need_num(rs, rsKey, "high_freq_factor", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &high, r));
+    if (!(high - low >= FLT_MIN))
+        return refuse(r, GLYD_ERROR(model_invalid), rsKey, "high_freq_factor", get(rs, "high_freq_factor"),
+                      "it must exceed low_freq_factor (%g)", low);
+    c->llama3LowFreqFactor = low;
+    c->llama3HighFreqFactor = high;
+    return 0;
+}
+
 /* The rotary embedding: its base, and the scaling of rope_scaling (or of
  * rope_parameters, as transformers 5 writes it, with rope_theta inside). */
 static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
@@ -272,26 +312,21 @@ static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
     if (!kind || !strcmp(kind, "default")) return 0;
     if (!strcmp(kind, "linear")) c->rope = GLYD_ROPE_LINEAR;
     else if (!strcmp(kind, "yarn")) c->rope = GLYD_ROPE_YARN;
+    else if (!strcmp(kind, "llama3")) c->rope = GLYD_ROPE_LLAMA3;
     else
         return refuse(r, GLYD_ERROR(model_unsupported), rsKey, kindKey, get(rs, kindKey),
-                      "it is not supported (default, linear and yarn are)");
+                      "it is not supported (default, linear, yarn and llama3 are)");
     /* transformers asks factor >= 1 (it stretches the context); the upper
      * bound keeps the frequencies and yarn's scale finite in float */
     snprintf(factorRule, sizeof factorRule, "it must be a number in 1..%u", GLYD_MAX_POSITIONS);
     c->ropeFactor = 1.0;
     FORWARD_IF_ERROR(get_num(rs, rsKey, "factor", 1.0, GLYD_MAX_POSITIONS, factorRule, &c->ropeFactor, r));
-    if (c->rope != GLYD_ROPE_YARN) return 0;
+    if (c->rope == GLYD_ROPE_LINEAR) return 0;
+    /* the context the model was trained on; transformers' default is the
+     * model's own */
     FORWARD_IF_ERROR(get_int(rs, rsKey, "original_max_position_embeddings", 1, GLYD_MAX_POSITIONS, &originalMax, r));
     c->ropeOriginalMax = (unsigned)originalMax;
-    c->yarnBetaFast = 32.0;
-    c->yarnBetaSlow = 1.0;
-    c->yarnAttentionFactor = 0.0; /* 0: from the factor */
-    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_fast", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaFast, r));
-    FORWARD_IF_ERROR(get_num(rs, rsKey, "beta_slow", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnBetaSlow, r));
-    if (!(c->yarnBetaFast > c->yarnBetaSlow))
-        return refuse(r, GLYD_ERROR(model_invalid), rsKey, "beta_fast", get(rs, "beta_fast"),
-                      "it must exceed beta_slow (%g)", c->yarnBetaSlow);
-    return get_num(rs, rsKey, "attention_factor", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &c->yarnAttentionFactor, r);
+    return c->rope == GLYD_ROPE_YARN ? read_yarn(c, rs, rsKey, r) : read_llama3(c, rs, rsKey, r);
 }
 
 static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
@@ -329,11 +364,46 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
     return err;
 }
 
+#define PI 3.14159265358979323846 /* Python's math.pi */
+
 /* yarn's correction range: the pair whose wavelength fits `rotations`
  * times in the original context (transformers' find_correction_dim) */
 static double yarn_dim(double rotations, double dim, double base, double maxPos)
 {
-    return dim * log(maxPos / (rotations * 2 * 3.14159265358979323846)) / (2 * log(base));
+    return dim * log(maxPos / (rotations * 2 * PI)) / (2 * log(base));
+}
+
+/* llama3 divides the frequency of the pairs whose wavelength is longer
+ * than original_max_position_embeddings / low_freq_factor by the factor,
+ * keeps that of the pairs shorter than original_max_position_embeddings /
+ * high_freq_factor, and blends the two in between. The arithmetic is
+ * transformers' float32, step by step, so that the frequencies are its own
+ * to the bit: torch rounds each Python number to float, and divides a
+ * number by a tensor as the tensor's reciprocal times the number. */
+static void llama3_frequencies(const glyd_llmConfig* c, float* invFreq, unsigned half)
+{
+    double const context = c->ropeOriginalMax;
+    float const factor = (float)c->ropeFactor;
+    float const lowFactor = (float)c->llama3LowFreqFactor;
+    float const band = (float)(c->llama3HighFreqFactor - c->llama3LowFreqFactor);
+    float const lowFreqWavelen = (float)(context / c->llama3LowFreqFactor);
+    float const highFreqWavelen = (float)(context / c->llama3HighFreqFactor);
+    unsigned i;
+    for (i = 0; i < half; i++) {
+        float const f = invFreq[i];
+        float const wavelen = 1.0f / f * (float)(2 * PI);
+        if (wavelen > lowFreqWavelen) {
+            invFreq[i] = f / factor;
+        } else if (!(wavelen < highFreqWavelen)) {
+            /* a product and a sum in one expression may be fused into one
+             * rounding (clang's default): keep them apart, as torch does */
+            float const turns = 1.0f / wavelen * (float)context;
+            float const smooth = (turns - lowFactor) / band;
+            float const divided = (1.0f - smooth) * f / factor;
+            float const kept = smooth * f;
+            invFreq[i] = divided + kept;
+        }
+    }
 }
 
 void glyd_ropeFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale)
@@ -365,5 +435,7 @@ void glyd_ropeFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale)
         }
         *scale = c->yarnAttentionFactor > 0 ? (float)c->yarnAttentionFactor
                                             : (float)(factor > 1 ? 0.1 * log(factor) + 1.0 : 1.0);
+    } else if (c->rope == GLYD_ROPE_LLAMA3) {
+        llama3_frequencies(c, invFreq, half);
     }
 }

@@ -17,7 +17,7 @@
 
 typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3 } glyd_arch;
 
-typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN } glyd_ropeKind;
+typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN, GLYD_ROPE_LLAMA3 } glyd_ropeKind;
 
 typedef struct {
     glyd_arch arch;
@@ -35,6 +35,7 @@ typedef struct {
     double ropeFactor;
     unsigned ropeOriginalMax;
     double yarnBetaFast, yarnBetaSlow, yarnAttentionFactor;
+    double llama3LowFreqFactor, llama3HighFreqFactor;
     long long bos, eos;
 } glyd_llmConfig;
 

@@ -53,10 +53,16 @@ static void check_numbers(const glyd_llmConfig* c)
     unsigned i;
     REQUIRE(isfinite(c->normEps) && c->normEps >= FLT_MIN);
     REQUIRE(c->ropeTheta > 1 && c->ropeTheta <= FLT_MAX);
-    REQUIRE(c->rope == GLYD_ROPE_NONE || c->rope == GLYD_ROPE_LINEAR || c->rope == GLYD_ROPE_YARN);
+    REQUIRE(c->rope == GLYD_ROPE_NONE || c->rope == GLYD_ROPE_LINEAR || c->rope == GLYD_ROPE_YARN ||
+            c->rope == GLYD_ROPE_LLAMA3);
     if (c->rope != GLYD_ROPE_NONE) REQUIRE(c->ropeFactor >= 1 && c->ropeFactor <= GLYD_MAX_POSITIONS);
-    if (c->rope == GLYD_ROPE_YARN) {
+    if (c->rope == GLYD_ROPE_YARN || c->rope == GLYD_ROPE_LLAMA3)
         REQUIRE(c->ropeOriginalMax >= 1 && c->ropeOriginalMax <= GLYD_MAX_POSITIONS);
+    if (c->rope == GLYD_ROPE_LLAMA3) {
+        REQUIRE(c->llama3LowFreqFactor >= FLT_MIN && c->llama3HighFreqFactor <= FLT_MAX);
+        REQUIRE(c->llama3HighFreqFactor - c->llama3LowFreqFactor >= FLT_MIN);
+    }
+    if (c->rope == GLYD_ROPE_YARN) {
         REQUIRE(isfinite(c->yarnBetaFast) && isfinite(c->yarnBetaSlow) && c->yarnBetaSlow > 0);
         REQUIRE(c->yarnBetaFast > c->yarnBetaSlow);
         REQUIRE(isfinite(c->yarnAttentionFactor) && c->yarnAttentionFactor >= 0);
@@ -64,11 +70,17 @@ static void check_numbers(const glyd_llmConfig* c)
     REQUIRE(c->bos >= -1 && c->bos < (long long)c->vocab);
     REQUIRE(c->eos >= -1 && c->eos < (long long)c->vocab);
     /* every rotation angle, pos * invFreq up to the longest context, is
-     * finite in float */
+     * finite in float. The scalings lower the frequencies, but llama3's
+     * smoothing, rounded as transformers rounds it, can step out of
+     * [0, 1] at its band's edges (far out where the band is narrower than
+     * float's precision). */
     REQUIRE(invFreq != NULL);
     glyd_ropeFrequencies(c, invFreq, &scale);
     REQUIRE(isfinite(scale) && scale > 0);
-    for (i = 0; i < half; i++) REQUIRE(invFreq[i] >= 0 && invFreq[i] <= 1);
+    for (i = 0; i < half; i++) {
+        REQUIRE(isfinite(invFreq[i]) && fabsf(invFreq[i]) <= FLT_MAX / GLYD_MAX_POSITIONS);
+        if (c->rope != GLYD_ROPE_LLAMA3) REQUIRE(invFreq[i] >= 0 && invFreq[i] <= 1);
+    }
     free(invFreq);
 }
 

@@ -10,8 +10,8 @@
  *     greedy continuation from BOS, picked on the device; 500 positions
  *     against the CPU engine (attention in chunks, merged); sampling with
  *     candidates picked on the device; the Huffman layout (--compact) bit
- *     for bit as well; the tiny Qwen2 and Qwen3 models (tests/data)
- *     against transformers' logits.
+ *     for bit as well; the tiny Qwen2, Qwen3 and Llama models
+ *     (tests/data) against transformers' logits.
  *   build/gpu_engine bench MODEL [--prompt N] [--tokens N] [--rounds R] [--no-compact] [--emulated]
  *     compressed (fast layout, and the entropy layout of --compact) against
  *     plain bf16 weights, all on the GPU, in turns in this process: prompt
@@ -175,7 +175,7 @@ static int check(const char* fixtures)
     int tokens[512], greedy[512];
     size_t n, nbGreedy, i;
     float* ref;
-    static const char* const kTiny[] = { "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-yarn" };
+    static const char* const kTiny[] = { "tiny-qwen2", "tiny-qwen3", "tiny-qwen3-yarn", "tiny-llama3" };
     printf("## The engine on the GPU against the CPU engine\n\n");
     printf("| model | tokens fed | max diff from CPU | from reference | fast == Huffman == plain |\n");
     printf("| --- | --- | ---: | ---: | --- |\n");
@@ -191,7 +191,7 @@ static int check(const char* fixtures)
     for (i = 0; i < sizeof kTiny / sizeof kTiny[0]; i++) {
         snprintf(dir, sizeof dir, "tests/data/%s", kTiny[i]);
         snprintf(path, sizeof path, "%s/reference.json", dir);
-        n = read_tokens(path, "tokens", tokens, 64);
+        n = read_tokens(path, "tokens", tokens, sizeof tokens / sizeof tokens[0]);
         snprintf(path, sizeof path, "%s/reference_logits.f32", dir);
         ref = n ? read_floats(path, n * 256) : NULL;
         CHECK(ref != NULL, "%s reference", kTiny[i]);

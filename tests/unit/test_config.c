@@ -75,12 +75,16 @@ TEST(hf_config_fields_of_real_models)
     CHECK_OK(parse_file("tests/data/tiny-qwen2/config.json", &c, why, sizeof why));
     CHECK(c.arch == GLYD_ARCH_QWEN2 && c.headDim == 16 && !c.tied);
 
-    /* Llama 3.2: eos_token_id a list (all in the vocabulary), but the
-     * llama3 rope scaling the engine lacks */
-    CHECK_ERR(parse_file("tests/data/configs/llama3.2-1b-instruct.json", &c, why, sizeof why),
-              GLYD_error_model_unsupported);
-    CHECK(strcmp(why, "config.json: rope_scaling.rope_type is \"llama3\": it is not supported (default, linear "
-                      "and yarn are)") == 0);
+    /* Llama 3.2: eos_token_id a list (all in the vocabulary), llama3 rope
+     * scaling */
+    CHECK_OK(parse_file("tests/data/configs/llama3.2-1b-instruct.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_LLAMA && c.headDim == 64 && c.tied && c.eos == 128001 && c.maxPositions == 131072);
+    CHECK(c.rope == GLYD_ROPE_LLAMA3 && c.ropeTheta == 500000.0 && c.ropeFactor == 32.0);
+    CHECK(c.llama3LowFreqFactor == 1.0 && c.llama3HighFreqFactor == 4.0 && c.ropeOriginalMax == 8192);
+    /* the same in rope_parameters, as transformers 5 writes it */
+    CHECK_OK(parse_file("tests/data/tiny-llama3/config.json", &c, why, sizeof why));
+    CHECK(c.rope == GLYD_ROPE_LLAMA3 && c.ropeTheta == 10000.0 && c.ropeFactor == 8.0 && c.ropeOriginalMax == 32);
+    CHECK(c.llama3LowFreqFactor == 1.0 && c.llama3HighFreqFactor == 4.0 && c.headDim == 16 && c.tied);
 }
 
 TEST(hf_config_defaults_as_transformers_has_them)
@@ -95,6 +99,11 @@ TEST(hf_config_defaults_as_transformers_has_them)
         "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"intermediate_size\": 96, "
         "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 300, \"eos_token_id\": [], "
         "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2}}";
+    static const char* const llama3 =
+        "{\"architectures\": [\"LlamaForCausalLM\"], \"hidden_size\": 64, \"intermediate_size\": 96, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 300, "
+        "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, \"low_freq_factor\": 0.5, "
+        "\"high_freq_factor\": 2}}";
     CHECK_OK(parse_text(qwen3, &c, why, sizeof why));
     /* Qwen3's head_dim defaults to 128, not hidden_size / heads; its
      * context to 32768, Llama's to 2048 */
@@ -103,6 +112,10 @@ TEST(hf_config_defaults_as_transformers_has_them)
     CHECK_OK(parse_text(llama, &c, why, sizeof why));
     CHECK(c.headDim == 16 && c.eos == -1 && c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 2.0);
     CHECK(c.maxPositions == 2048);
+    /* llama3's original context defaults to the model's */
+    CHECK_OK(parse_text(llama3, &c, why, sizeof why));
+    CHECK(c.rope == GLYD_ROPE_LLAMA3 && c.ropeOriginalMax == 2048 && c.ropeFactor == 8.0);
+    CHECK(c.llama3LowFreqFactor == 0.5 && c.llama3HighFreqFactor == 2.0);
 }
 
 /* A copy of the fixture folder (config.json and model.safetensors). */
@@ -190,6 +203,8 @@ typedef struct {
 #define UNSUPPORTED GLYD_error_model_unsupported
 #define FLOAT_RULE "it must be a positive number within float range"
 #define THETA_RULE "it must be a number above 1 within float range"
+/* llama3's type and factor, for the cases that vary the rest */
+#define LLAMA3 "\"rope_type\": \"llama3\", \"factor\": 8, "
 
 static void expect_refusals(const char* dir, const bad_config* cases, size_t n, size_t code)
 {
@@ -245,6 +260,38 @@ TEST(engine_refuses_config_values)
           "config.json: rope_scaling.beta_slow is -1: " FLOAT_RULE },
         { "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4, \"attention_factor\": 0}}",
           "config.json: rope_scaling.attention_factor is 0: " FLOAT_RULE },
+        /* llama3: its band of wavelengths, the factor, the original context */
+        { "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, \"high_freq_factor\": 4}}",
+          "config.json: rope_scaling.low_freq_factor is missing" },
+        { "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8, \"low_freq_factor\": 1}}",
+          "config.json: rope_scaling.high_freq_factor is missing" },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": 0, \"high_freq_factor\": 4}}",
+          "config.json: rope_scaling.low_freq_factor is 0: " FLOAT_RULE },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": \"1\", \"high_freq_factor\": 4}}",
+          "config.json: rope_scaling.low_freq_factor is \"1\": " FLOAT_RULE },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": 1, \"high_freq_factor\": -4}}",
+          "config.json: rope_scaling.high_freq_factor is -4: " FLOAT_RULE },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": 1, \"high_freq_factor\": 1e39}}",
+          "config.json: rope_scaling.high_freq_factor is 1e39: " FLOAT_RULE },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": 1, \"high_freq_factor\": 1.0}}",
+          "config.json: rope_scaling.high_freq_factor is 1.0: it must exceed low_freq_factor (1)" },
+        { "{\"rope_scaling\": {" LLAMA3 "\"low_freq_factor\": 4, \"high_freq_factor\": 1}}",
+          "config.json: rope_scaling.high_freq_factor is 1: it must exceed low_freq_factor (4)" },
+        { "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 0.5, \"low_freq_factor\": 1, "
+          "\"high_freq_factor\": 4}}",
+          "config.json: rope_scaling.factor is 0.5: it must be a number in 1..16777216" },
+        { "{\"rope_scaling\": {" LLAMA3 "\"original_max_position_embeddings\": 0}}",
+          "config.json: rope_scaling.original_max_position_embeddings is 0: it must be an integer in 1..16777216" },
+        { "{\"rope_scaling\": {" LLAMA3 "\"original_max_position_embeddings\": 8192.5}}",
+          "config.json: rope_scaling.original_max_position_embeddings is 8192.5: it must be an integer in "
+          "1..16777216" },
+        { "{\"rope_scaling\": {" LLAMA3 "\"original_max_position_embeddings\": \"8192\"}}",
+          "config.json: rope_scaling.original_max_position_embeddings is \"8192\": it must be an integer in "
+          "1..16777216" },
+        { "{\"rope_theta\": null, \"rope_parameters\": {\"rope_type\": \"llama3\", \"rope_theta\": 500000.0, "
+          "\"factor\": 8, \"low_freq_factor\": 1, \"high_freq_factor\": 0.5, "
+          "\"original_max_position_embeddings\": 256}}",
+          "config.json: rope_parameters.high_freq_factor is 0.5: it must exceed low_freq_factor (1)" },
         /* sizes: missing, not positive, not integers, too large */
         { "{\"hidden_size\": null}", "config.json: hidden_size is missing" },
         { "{\"hidden_size\": -64}", "config.json: hidden_size is -64: it must be an integer in 1..1048576" },
@@ -315,7 +362,8 @@ TEST(engine_refuses_config_values)
         { "{\"hidden_act\": \"gelu\"}", "config.json: hidden_act is \"gelu\": it is not supported (silu is)" },
         { "{\"mlp_bias\": true}", "config.json: mlp_bias is true: MLP biases are not supported" },
         { "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}",
-          "config.json: rope_scaling.type is \"dynamic\": it is not supported (default, linear and yarn are)" },
+          "config.json: rope_scaling.type is \"dynamic\": it is not supported (default, linear, yarn and llama3 "
+          "are)" },
     };
     char dir[64];
     glyd_llm* m;
@@ -330,6 +378,11 @@ TEST(engine_refuses_config_values)
     /* values that are sound, though not the fixture's, still open */
     write_config(dir, "{\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 2, \"beta_fast\": 16, "
                       "\"attention_factor\": 1.2}, \"eos_token_id\": [2, 1], \"rms_norm_eps\": 1}");
+    m = open_plain(dir);
+    CHECK(m != NULL);
+    glyd_llmClose(m);
+    write_config(dir, "{\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 1, \"low_freq_factor\": 0.25, "
+                      "\"high_freq_factor\": 0.5}}");
     m = open_plain(dir);
     CHECK(m != NULL);
     glyd_llmClose(m);

@@ -408,6 +408,27 @@ TEST(engine_rope_frequencies)
     CHECK(fabs(scale - (0.1 * log(4.0) + 1)) < 1e-6);
 }
 
+/* llama3 on Llama 3.2 1B's settings, to the bit as transformers' float32
+ * gives them: pairs 0-14 kept, 15-17 smoothed, 18-31 divided by 32 */
+TEST(engine_rope_frequencies_llama3)
+{
+    static const float kSmoothed[3] = { 0x1.524f36p-10f, 0x1.c26c4p-12f, 0x1.9731eep-14f };
+    glyd_llmConfig c;
+    float f[32], scale = 0;
+    memset(&c, 0, sizeof c);
+    c.headDim = 64;
+    c.ropeTheta = 500000.0;
+    c.rope = GLYD_ROPE_LLAMA3;
+    c.ropeFactor = 32;
+    c.ropeOriginalMax = 8192;
+    c.llama3LowFreqFactor = 1;
+    c.llama3HighFreqFactor = 4;
+    glyd_ropeFrequencies(&c, f, &scale);
+    CHECK(scale == 1.0f && f[0] == 1.0f && f[1] == 0x1.53c38cp-1f && f[14] == 0x1.a4ee4p-9f);
+    CHECK(!memcmp(f + 15, kSmoothed, sizeof kSmoothed));
+    CHECK(f[18] == 0x1.46831ap-16f && f[31] == 0x1.94836p-24f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Tokenizer                                                                */
 /* ------------------------------------------------------------------------ */
@@ -677,17 +698,18 @@ TEST(sampler_draws_follow_the_distribution)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Tiny random Qwen models against transformers                             */
+/* Tiny random models against transformers                                  */
 /* ------------------------------------------------------------------------ */
 
 /* tests/data/NAME: made by tools/tiny_models.py with transformers, whose
- * fp32 logits on the bf16 weights are the reference. */
+ * fp32 logits on the bf16 weights are the reference, over all its tokens. */
 static void check_tiny(const char* name, int packed, int gpu)
 {
     char dir[512], path[600], out[128], tmp[64] = "";
     json_error_t e;
     json_t* ref;
-    int tokens[64];
+    const json_t* list;
+    int tokens[256];
     size_t n = 0, i, size;
     float* logits;
     uint8_t* want;
@@ -698,8 +720,9 @@ static void check_tiny(const char* name, int packed, int gpu)
     ref = json_load_file(path, 0, &e);
     CHECK(ref != NULL);
     if (!ref) return;
-    for (i = 0; i < json_array_size(json_object_get(ref, "tokens")) && n < 64; i++)
-        tokens[n++] = (int)json_integer_value(json_array_get(json_object_get(ref, "tokens"), i));
+    list = json_object_get(ref, "tokens");
+    for (i = 0; i < json_array_size(list) && n < sizeof tokens / sizeof tokens[0]; i++)
+        tokens[n++] = (int)json_integer_value(json_array_get(list, i));
     json_decref(ref);
     snprintf(path, sizeof path, "%s/reference_logits.f32", dir);
     want = read_file(path, &size);
@@ -731,6 +754,8 @@ static void check_tiny(const char* name, int packed, int gpu)
 TEST(engine_tiny_qwen2_against_transformers) { check_tiny("tiny-qwen2", 0, 0); check_tiny("tiny-qwen2", 1, 0); }
 TEST(engine_tiny_qwen3_against_transformers) { check_tiny("tiny-qwen3", 0, 0); check_tiny("tiny-qwen3", 1, 0); }
 TEST(engine_tiny_qwen3_yarn_against_transformers) { check_tiny("tiny-qwen3-yarn", 0, 0); }
+/* llama3 rope scaling, 160 positions: five times the original context */
+TEST(engine_tiny_llama3_against_transformers) { check_tiny("tiny-llama3", 0, 0); check_tiny("tiny-llama3", 1, 0); }
 
 /* ------------------------------------------------------------------------ */
 /* The GPU backend, on the CPU's emulation of a GPU                          */
@@ -872,6 +897,13 @@ TEST(gpu_backend_emulated_tiny_qwen_against_transformers)
     check_tiny("tiny-qwen2", 1, GLYD_GPU_EMULATED);
     check_tiny("tiny-qwen3", 0, GLYD_GPU_EMULATED);
     check_tiny("tiny-qwen3-yarn", 0, GLYD_GPU_EMULATED);
+}
+
+/* the backend takes the engine's rotary frequencies: llama3's as well */
+TEST(gpu_backend_emulated_tiny_llama3_against_transformers)
+{
+    check_tiny("tiny-llama3", 0, GLYD_GPU_EMULATED);
+    check_tiny("tiny-llama3", 1, GLYD_GPU_EMULATED);
 }
 
 TEST(gpu_backend_on_cuda_without_a_gpu_says_why)
