@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # glyd.from_pretrained against transformers' own bf16 model, on the tiny
-# Qwen2, Qwen3 and Qwen3-with-YaRN models of tests/data and the stories260K
-# Llama fixture: exact=True gives the bf16 model's logits bit for bit; the
+# Qwen2, Qwen3, Qwen3-with-YaRN and Llama 3 models of tests/data and the
+# stories260K Llama fixture: exact=True gives the bf16 model's logits bit for bit; the
 # default mode its greedy tokens, with logits as close to the fp32 model's
 # as bf16's own; packed models load as they lie and save_pretrained round
 # trips; weights take under 0.75 of bf16's memory; damage and bad input
@@ -23,6 +23,7 @@ MODELS = {
     "qwen2": REPO / "tests" / "data" / "tiny-qwen2",
     "qwen3": REPO / "tests" / "data" / "tiny-qwen3",
     "qwen3-yarn": REPO / "tests" / "data" / "tiny-qwen3-yarn",
+    "llama3": REPO / "tests" / "data" / "tiny-llama3",
     "llama-stories260K": FIXTURE,
 }
 PROMPT = 24
