@@ -44,30 +44,28 @@ def save_pretrained(model, path, *, threads=0):
             with open(dst, "wb") as f:
                 f.write(ckpt.file_bytes(rel))
         model.config.to_json_file(os.path.join(work, "config.json"))
-        tensors = {}  # checkpoint name: a function giving its bf16 tensor
+        tensors = {}  # checkpoint name: (shape, a function giving its bf16 tensor)
         written = set()  # a tied matrix is written once, under its first name
         for mod in model.modules():
             if isinstance(mod, (CodedLinear, CodedEmbedding)) and id(mod.matrix) not in written:
                 written.add(id(mod.matrix))
-                tensors.setdefault(mod.checkpoint_name, (lambda m=mod.matrix: _ops.decode(m)))
+                m = mod.matrix
+                tensors.setdefault(mod.checkpoint_name, ((m.rows, m.cols), lambda m=m: _ops.decode(m)))
         for name, p in model.named_parameters():
-            tensors.setdefault(name, (lambda p=p: p.detach().to(torch.bfloat16).contiguous()))
+            tensors.setdefault(name, (tuple(p.shape), lambda p=p: p.detach().to(torch.bfloat16).contiguous()))
         # in the source's order, then any the source lacks
         names = [n for n in ckpt.tensors if n in tensors] + sorted(n for n in tensors if n not in ckpt.tensors)
-        shapes = {}
-        for n in names:
-            ref = ckpt.tensors.get(n)
-            shapes[n] = ref.shape if ref is not None else tuple(tensors[n]().shape)
         entries = []
         for n in names:
+            shape = tensors[n][0]
             elements = 1
-            for d in shapes[n]:
+            for d in shape:
                 elements *= d
-            entries.append((n, shapes[n], elements * 2))
+            entries.append((n, shape, elements * 2))
         with open(os.path.join(work, "model.safetensors"), "wb") as f:
             f.write(_safetensors_header(entries))
             for n in names:
-                f.write(tensors[n]().reshape(-1).view(torch.int16).numpy().tobytes())
+                f.write(tensors[n][1]().reshape(-1).view(torch.int16).numpy().tobytes())
         return _glyd.pack(work, path, 0, threads, LAYOUT_FAST)
     finally:
         shutil.rmtree(work, ignore_errors=True)

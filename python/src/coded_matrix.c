@@ -320,43 +320,57 @@ static int CodedMatrix_init(CodedMatrixObject* self, PyObject* args, PyObject* k
     return 0;
 }
 
-/* from_pack(model, file, tensor, rows, cols): over a tensor where it lies in
- * a packed model's mapping: a tensor blob, or bf16 stored as it is. */
-static PyObject* CodedMatrix_from_pack(PyTypeObject* type, PyObject* args)
-{
+/* The arguments (model, file, tensor, rows, cols) of from_pack and
+ * recode_pack, checked, and the tensor's stored bytes: its codec (as
+ * glyd_modelTensorStored gives it), or -1 and an exception. */
+typedef struct {
     ModelObject* model;
     Py_ssize_t file, tensor;
     long long rows, cols;
     const uint8_t* stored;
-    size_t size, r;
+    size_t size;
+} pack_tensor;
+
+static int pack_tensor_args(PyObject* args, const char* format, pack_tensor* t)
+{
     int codec;
-    CodedMatrixObject* self;
-    if (!PyArg_ParseTuple(args, "O!nnLL:from_pack", &ModelType, &model, &file, &tensor, &rows, &cols)) return NULL;
-    if (model_open(model) || check_shape(rows, cols)) return NULL;
-    if (file < 0 || tensor < 0 ||
-        (codec = glyd_modelTensorStored(model->model, (size_t)file, (size_t)tensor, &stored, &size)) < 0) {
+    if (!PyArg_ParseTuple(args, format, &ModelType, &t->model, &t->file, &t->tensor, &t->rows, &t->cols)) return -1;
+    if (model_open(t->model) || check_shape(t->rows, t->cols)) return -1;
+    if (t->file < 0 || t->tensor < 0 ||
+        (codec = glyd_modelTensorStored(t->model->model, (size_t)t->file, (size_t)t->tensor, &t->stored, &t->size)) < 0) {
         PyErr_SetString(PyExc_IndexError, "no such tensor in the packed model");
-        return NULL;
+        return -1;
     }
+    return codec;
+}
+
+/* from_pack(model, file, tensor, rows, cols): over a tensor where it lies in
+ * a packed model's mapping: a tensor blob, or bf16 stored as it is. */
+static PyObject* CodedMatrix_from_pack(PyTypeObject* type, PyObject* args)
+{
+    pack_tensor t;
+    size_t r;
+    CodedMatrixObject* self;
+    int const codec = pack_tensor_args(args, "O!nnLL:from_pack", &t);
+    if (codec < 0) return NULL;
     self = (CodedMatrixObject*)type->tp_alloc(type, 0);
     if (!self) return NULL;
-    if (codec == 2) {
-        r = glyd_matrixCoded(&self->m, stored, size, (uint64_t)rows, (uint64_t)cols);
-    } else if (codec == 0 && size == (size_t)rows * (size_t)cols * 2) {
-        r = glyd_matrixPlain(&self->m, (const uint16_t*)(const void*)stored, (uint64_t)rows, (uint64_t)cols);
-    } else {
+    if (codec == 2)
+        r = glyd_matrixCoded(&self->m, t.stored, t.size, (uint64_t)t.rows, (uint64_t)t.cols);
+    else if (codec == 0 && t.size == (size_t)t.rows * (size_t)t.cols * 2)
+        r = glyd_matrixPlain(&self->m, (const uint16_t*)(const void*)t.stored, (uint64_t)t.rows, (uint64_t)t.cols);
+    else
         r = (size_t)-(int)GLYD_error_model_unsupported;
-    }
     if (glyd_isError(r)) {
         glyd_matrixFree(&self->m);
         Py_DECREF(self);
         return raise_code(r, "the packed tensor is not a bf16 matrix of that shape");
     }
     self->ready = 1;
-    self->storedSize = size;
-    Py_INCREF(model);
-    model->exports++;
-    self->model = (PyObject*)model;
+    self->storedSize = t.size;
+    Py_INCREF(t.model);
+    t.model->exports++;
+    self->model = (PyObject*)t.model;
     return (PyObject*)self;
 }
 
@@ -470,25 +484,23 @@ static PyObject* CodedMatrix_from_file(PyTypeObject* type, PyObject* args)
  * stored pages let go. */
 static PyObject* CodedMatrix_recode_pack(PyTypeObject* type, PyObject* args)
 {
-    ModelObject* model;
-    Py_ssize_t file, tensor;
-    long long rows, cols;
-    const uint8_t* stored;
-    size_t size, r;
+    pack_tensor t;
+    size_t r;
     glyd_modelTensorInfo ti;
+    uint64_t expected;
     CodedMatrixObject* self;
-    if (!PyArg_ParseTuple(args, "O!nnLL:recode_pack", &ModelType, &model, &file, &tensor, &rows, &cols)) return NULL;
-    if (model_open(model) || check_shape(rows, cols)) return NULL;
-    if (file < 0 || tensor < 0 || glyd_modelTensorStored(model->model, (size_t)file, (size_t)tensor, &stored, &size) != 2 ||
-        glyd_isError(glyd_modelGetTensor(model->model, (size_t)file, (size_t)tensor, &ti))) {
+    int const codec = pack_tensor_args(args, "O!nnLL:recode_pack", &t);
+    if (codec < 0) return NULL;
+    if (codec != 2 || glyd_isError(glyd_modelGetTensor(t.model->model, (size_t)t.file, (size_t)t.tensor, &ti))) {
         PyErr_SetString(PyExc_IndexError, "no such tensor blob in the packed model");
         return NULL;
     }
+    expected = ti.checksum;
     self = (CodedMatrixObject*)type->tp_alloc(type, 0);
     if (!self) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    r = glyd_matrixRecodeFast(&self->m, stored, size, (uint64_t)rows, (uint64_t)cols, &ti.checksum);
-    glyd_modelRelease(model->model, stored, size);
+    r = glyd_matrixRecodeFast(&self->m, t.stored, t.size, (uint64_t)t.rows, (uint64_t)t.cols, &expected);
+    glyd_modelRelease(t.model->model, t.stored, t.size);
     Py_END_ALLOW_THREADS
     if (glyd_isError(r)) {
         Py_DECREF(self);
@@ -508,9 +520,9 @@ static int ready(CodedMatrixObject* self)
 
 /* Runs `proto` over [begin, end) on the product threads, the GIL released,
  * after sizing the fp32 buffers (xElems, yElems) and widening the input
- * (xElems of proto->x) into P.xf. */
+ * (xElems of proto->x) into P.xf. linger: as run_shares. */
 static PyObject* run_locked(product_job* proto, uint64_t begin, uint64_t end, uint64_t align, uint64_t work,
-                            size_t xElems, size_t yElems)
+                            size_t xElems, size_t yElems, int linger)
 {
     size_t r;
     Py_BEGIN_ALLOW_THREADS
@@ -522,7 +534,7 @@ static PyObject* run_locked(product_job* proto, uint64_t begin, uint64_t end, ui
         size_t i;
         for (i = 0; i < xElems; i++) P.xf[i] = bf16_to_f32(proto->x[i]);
     }
-    if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, proto->fn != decode_share && proto->fn != gather_share);
+    if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, linger);
     pthread_mutex_unlock(&P.lock);
     Py_END_ALLOW_THREADS
     if (glyd_isError(r)) return raise_code(r, NULL);
@@ -554,7 +566,7 @@ static PyObject* CodedMatrix_matmul(CodedMatrixObject* self, PyObject* args)
     job.out = (uint16_t*)(uintptr_t)out;
     /* the engine's kernel takes the vectors in fp32 */
     return run_locked(&job, 0, self->m.rows, glyd_matrixRowAlign(&self->m), self->m.rows * self->m.cols * (uint64_t)n,
-                      P.bf16Kernel ? 0 : (size_t)n * (size_t)self->m.cols, (size_t)n * (size_t)self->m.rows);
+                      P.bf16Kernel ? 0 : (size_t)n * (size_t)self->m.cols, (size_t)n * (size_t)self->m.rows, 1);
 }
 
 /* decode_rows(r0, r1, out): rows [r0, r1) as bf16 at out; r0 and r1 on
@@ -577,7 +589,7 @@ static PyObject* CodedMatrix_decode_rows(CodedMatrixObject* self, PyObject* args
     job.fn = decode_share;
     job.w = &self->m;
     job.out = (uint16_t*)(uintptr_t)out;
-    return run_locked(&job, (uint64_t)r0, (uint64_t)r1, align, (uint64_t)(r1 - r0) * self->m.cols, 0, 0);
+    return run_locked(&job, (uint64_t)r0, (uint64_t)r1, align, (uint64_t)(r1 - r0) * self->m.cols, 0, 0, 0);
 }
 
 static PyObject* CodedMatrix_gather(CodedMatrixObject* self, PyObject* args)
@@ -603,7 +615,27 @@ static PyObject* CodedMatrix_gather(CodedMatrixObject* self, PyObject* args)
     job.w = &self->m;
     job.ids = (const int64_t*)(uintptr_t)ids;
     job.out = (uint16_t*)(uintptr_t)out;
-    return run_locked(&job, 0, (uint64_t)n, 1, (uint64_t)n * GLYD_MAX(self->m.cols, (uint64_t)self->m.view.unitSize), 0, 0);
+    return run_locked(&job, 0, (uint64_t)n, 1, (uint64_t)n * GLYD_MAX(self->m.cols, (uint64_t)self->m.view.unitSize), 0, 0,
+                      0);
+}
+
+/* The whole matrix decoded into a new buffer (freed by the caller), the
+ * blob's checksum checked, the GIL released while it decodes. NULL and an
+ * exception on failure. */
+static void* decode_whole(CodedMatrixObject* self, size_t bytes)
+{
+    void* const tmp = malloc(bytes ? bytes : 1);
+    size_t r = 0;
+    if (!tmp) return PyErr_NoMemory();
+    Py_BEGIN_ALLOW_THREADS
+    if (self->m.plain) memcpy(tmp, self->m.plain, bytes);
+    else r = glyd_tensorDecompress(tmp, bytes, self->m.blob, self->m.view.blobSize, 0);
+    Py_END_ALLOW_THREADS
+    if (glyd_isError(r)) {
+        free(tmp);
+        return raise_code(r, NULL);
+    }
+    return tmp;
 }
 
 /* equals(data) -> bool: the matrix decoded is data, byte for byte (the
@@ -612,46 +644,31 @@ static PyObject* CodedMatrix_equals(CodedMatrixObject* self, PyObject* arg)
 {
     size_t const bytes = (size_t)(self->m.rows * self->m.cols) * 2;
     Py_buffer src;
-    void* tmp;
-    size_t r = 0;
+    void* decoded;
     int same;
     if (ready(self) || PyObject_GetBuffer(arg, &src, PyBUF_C_CONTIGUOUS) < 0) return NULL;
     if ((size_t)src.len != bytes) {
         PyBuffer_Release(&src);
         Py_RETURN_FALSE;
     }
-    tmp = malloc(bytes ? bytes : 1);
-    if (!tmp) {
-        PyBuffer_Release(&src);
-        return PyErr_NoMemory();
-    }
-    Py_BEGIN_ALLOW_THREADS
-    if (self->m.plain) memcpy(tmp, self->m.plain, bytes);
-    else r = glyd_tensorDecompress(tmp, bytes, self->m.blob, self->m.view.blobSize, 0);
-    same = !glyd_isError(r) && memcmp(tmp, src.buf, bytes) == 0;
-    Py_END_ALLOW_THREADS
-    free(tmp);
+    decoded = decode_whole(self, bytes);
+    same = decoded && memcmp(decoded, src.buf, bytes) == 0;
+    free(decoded);
     PyBuffer_Release(&src);
-    if (glyd_isError(r)) return raise_code(r, NULL);
+    if (!decoded) return NULL;
     return PyBool_FromLong(same);
 }
 
 /* verify(): decodes the whole blob and checks its checksum. */
 static PyObject* CodedMatrix_verify(CodedMatrixObject* self, PyObject* unused)
 {
-    size_t const bytes = (size_t)(self->m.rows * self->m.cols) * 2;
-    size_t r;
-    void* tmp;
+    void* decoded;
     (void)unused;
     if (ready(self)) return NULL;
     if (self->m.plain) Py_RETURN_NONE; /* nothing coded: the pack's own checks cover it */
-    tmp = malloc(bytes);
-    if (!tmp) return PyErr_NoMemory();
-    Py_BEGIN_ALLOW_THREADS
-    r = glyd_tensorDecompress(tmp, bytes, self->m.blob, self->m.view.blobSize, 0);
-    Py_END_ALLOW_THREADS
-    free(tmp);
-    if (glyd_isError(r)) return raise_code(r, NULL);
+    decoded = decode_whole(self, (size_t)(self->m.rows * self->m.cols) * 2);
+    if (!decoded) return NULL;
+    free(decoded);
     Py_RETURN_NONE;
 }
 
