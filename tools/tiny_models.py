@@ -29,20 +29,22 @@ COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_
               rms_norm_eps=1e-6, hidden_act="silu", initializer_range=0.08, bos_token_id=1,
               eos_token_id=2)
 
-# (name, config class, model class, its own settings, reference tokens).
-# Each model's seed follows from its place in the list: append, never insert.
+# (name, seed, config class, model class, its own settings, reference
+# tokens). A model's seed is its own, so that adding or removing one leaves
+# the others' committed files as they are; each new model takes a seed no
+# other has.
 MODELS = [
-    ("tiny-qwen2", Qwen2Config, Qwen2ForCausalLM,
+    ("tiny-qwen2", 1234, Qwen2Config, Qwen2ForCausalLM,
      dict(rope_theta=10000.0, tie_word_embeddings=False), 48),
-    ("tiny-qwen3", Qwen3Config, Qwen3ForCausalLM,
+    ("tiny-qwen3", 1235, Qwen3Config, Qwen3ForCausalLM,
      dict(head_dim=16, rope_theta=1000000.0, tie_word_embeddings=True), 48),
-    ("tiny-qwen3-yarn", Qwen3Config, Qwen3ForCausalLM,
+    ("tiny-qwen3-yarn", 1236, Qwen3Config, Qwen3ForCausalLM,
      dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
           rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}), 48),
     # with an original context of 32, the 8 rotary pairs fall in all three
     # of llama3's bands (kept, smoothed, divided by the factor), and the
     # reference runs to 5 times that context
-    ("tiny-llama3", LlamaConfig, LlamaForCausalLM,
+    ("tiny-llama3", 1237, LlamaConfig, LlamaForCausalLM,
      dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
           rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                         "original_max_position_embeddings": 32}), 160),
@@ -88,9 +90,9 @@ def main():
     unknown = wanted - {m[0] for m in MODELS}
     if unknown:
         sys.exit("tiny_models.py: no model named " + ", ".join(sorted(unknown)))
-    for i, (name, cc, mc, extra, nb_tokens) in enumerate(MODELS):
+    for name, seed, cc, mc, extra, nb_tokens in MODELS:
         if name in wanted:
-            make(out_root, name, cc, mc, extra, nb_tokens, seed=1234 + i)
+            make(out_root, name, cc, mc, extra, nb_tokens, seed=seed)
 
 
 if __name__ == "__main__":
