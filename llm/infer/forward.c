@@ -632,9 +632,10 @@ static size_t alloc_state(glyd_llm* m)
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
         for (l = 0; l < c->nbLayers; l++) {
             unsigned k;
-            for (k = 0; k < GLYD_W_KINDS; k++)
-                if (glyd_layerWeight(&m->layers[l], (glyd_weightKind)k)->rows) /* a layer of experts has no MLP */
-                    FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], glyd_layerWeight(&m->layers[l], (glyd_weightKind)k)));
+            for (k = 0; k < GLYD_W_KINDS; k++) {
+                const glyd_matrix* const w = glyd_layerWeight(&m->layers[l], (glyd_weightKind)k);
+                if (w->rows) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], w)); /* none: experts' MLP */
+            }
             if (m->layers[l].moe) FORWARD_IF_ERROR(glyd_moeScratchReserve(&m->scratch[t], m->layers[l].moe));
         }
     }
