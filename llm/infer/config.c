@@ -304,7 +304,7 @@ static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
     if (!rs) rs = get(root, rsKey = "rope_parameters");
     if (rs && !json_is_object(rs))
         return refuse(r, GLYD_ERROR(model_invalid), NULL, rsKey, rs, "it must be an object");
-    c->ropeTheta = 10000.0;
+    c->ropeTheta = c->arch == GLYD_ARCH_MIXTRAL ? 1000000.0 : 10000.0; /* MixtralConfig's default_theta */
     FORWARD_IF_ERROR(get_num(rs, rsKey, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     c->rope = GLYD_ROPE_NONE;
@@ -360,8 +360,10 @@ static size_t read_moe(glyd_llmConfig* c, const json_t* root, const reason* r)
     const char* const expertsKey = get(root, "num_experts") ? "num_experts" : "num_local_experts";
     int slidingOn = 0;
     if (c->arch != GLYD_ARCH_QWEN3_MOE && c->arch != GLYD_ARCH_MIXTRAL) return 0;
-    /* Mixtral's default context; the others' are read_sizes' */
+    /* Mixtral's default context and epsilon; the others' are read_sizes'
+     * and read_layers' */
     if (!qwen && !get(root, "max_position_embeddings")) c->maxPositions = 4096 * 32;
+    if (!qwen && !get(root, "rms_norm_eps")) c->normEps = 1e-5f;
     /* transformers reads either key (one is the other's alias) */
     FORWARD_IF_ERROR(get_int(root, NULL, expertsKey, qwen ? 0 : 1, GLYD_MAX_EXPERTS, &experts, r));
     if (get(root, "num_experts") && get(root, "num_local_experts")) {

@@ -513,6 +513,7 @@ TEST(hf_config_mixtures_of_experts)
     CHECK_OK(parse_text("{\"architectures\": [\"Qwen3MoeForCausalLM\"], " MOE_BASE "}", &c, why, sizeof why));
     CHECK(c.arch == GLYD_ARCH_QWEN3_MOE && c.nbExperts == 128 && c.nbExpertsUsed == 8 && c.moeHidden == 768);
     CHECK(!c.moeNormTopk && c.headDim == 16 && c.qkNorm && c.hidden == 96);
+    CHECK(c.ropeTheta == 10000.0 && c.normEps == 1e-6f && c.maxPositions == 32768);
     CHECK(glyd_moeSparse(&c, 0) && glyd_moeSparse(&c, 3));
     /* as save_pretrained writes it (num_local_experts), with dense layers
      * by decoder_sparse_step and by mlp_only_layers */
@@ -529,6 +530,7 @@ TEST(hf_config_mixtures_of_experts)
                         why, sizeof why));
     CHECK(c.arch == GLYD_ARCH_MIXTRAL && c.nbExperts == 8 && c.nbExpertsUsed == 2 && c.moeHidden == 96);
     CHECK(c.moeNormTopk && !c.qkNorm && c.maxPositions == 131072 && glyd_moeSparse(&c, 2));
+    CHECK(c.ropeTheta == 1e6 && c.normEps == 1e-5f && c.headDim == 16);
     CHECK_OK(parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"sliding_window\": 4096, "
                         "\"max_position_embeddings\": 4096}", &c, why, sizeof why));
     /* the tiny models' */
