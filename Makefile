@@ -239,6 +239,16 @@ bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
 	$(Q)$(BUILD)/bench_engine $(or $(ENGINE_MODEL),$(BUILD)/synth-0.5b) $(BENCH_ARGS)
 
+# The same on a synthetic mixture of experts: Qwen3-30B-A3B's widths (128
+# experts 768 wide, 8 chosen for each token) cut to MOE_LAYERS layers, made
+# once in $(BUILD)/synth-moe-$(MOE_LAYERS).
+MOE_LAYERS ?= 2
+.PHONY: bench-engine-moe
+bench-engine-moe: all $(BUILD)/bench_engine $(BUILD)/synth_model
+	$(Q)test -e $(BUILD)/synth-moe-$(MOE_LAYERS)/config.json || \
+	    $(BUILD)/synth_model --shape 30b-a3b --layers $(MOE_LAYERS) -o $(BUILD)/synth-moe-$(MOE_LAYERS)
+	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-moe-$(MOE_LAYERS) $(BENCH_ARGS)
+
 # What checking a packed model's tensors at load costs: the synthetic 0.5B
 # model packed in each layout, opened with and without the check.
 $(BUILD)/bench_load: bench/bench_load.c $(STATIC_LIBS)

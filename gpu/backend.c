@@ -479,7 +479,7 @@ static size_t gpu_candidates(void* b, size_t T, const int* penalized, size_t nbP
 
 static const glyd_backendOps kGpuOps = {
     "gpu", gpu_embed, gpu_norm, gpu_project, gpu_rotate_store, gpu_attend, gpu_residual, gpu_swiglu,
-    gpu_logits, gpu_candidates, gpu_close
+    gpu_logits, gpu_candidates, gpu_close, NULL
 };
 
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
@@ -502,6 +502,13 @@ size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const gl
     g->ropeScale = w->ropeScale;
     g->layers = (gpu_layer*)calloc(c->nbLayers, sizeof(gpu_layer));
     if (!g->layers) r = GLYD_ERROR(memory_allocation);
+    for (l = 0; l < c->nbLayers && !glyd_isError(r); l++) {
+        if (!w->layers[l].moe) continue;
+        /* the experts' products are the CPU backend's alone */
+        snprintf(why, whyCap, "mixtures of experts are not supported on the GPU (layer %u has %u experts): run on "
+                 "the CPU", l, c->nbExperts);
+        r = GLYD_ERROR(model_unsupported);
+    }
     if (!glyd_isError(r) && !gk_att_chunk(g->ctx)) {
         snprintf(why, whyCap, "a context of %llu positions (the GPU's attention takes %llu at most)", g->ctx,
                  (unsigned long long)GK_ATT_SPLITS * GK_ATT_CHUNK_MAX);

@@ -6,11 +6,13 @@
  * distribution of real weights (sampled from --like) and random signs and
  * mantissas. Norm weights are 1.0.
  *
- *   build/synth_model --shape 0.5b|8b|tiny [--layers N] [--like FILE.safetensors]
+ *   build/synth_model --shape 0.5b|8b|tiny|30b-a3b [--layers N] [--like FILE.safetensors]
  *                     [--seed S] -o DIR
  *
  * 0.5b is Qwen2.5-0.5B's layout (tied embeddings, q/k/v biases); 8b is
- * Llama-3-8B's. Built by `make tools`.
+ * Llama-3-8B's; 30b-a3b is Qwen3-30B-A3B's, a mixture of experts (128
+ * experts 768 wide, 8 chosen, one tensor per expert as on the hub). Built
+ * by `make tools`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -33,6 +35,18 @@ static const shape_def kShapes[] = {
     { "tiny", "LlamaForCausalLM", "llama", 64, 172, 5, 8, 4, 8, 512, 1, 0, 10000.0 },
     { "0.5b", "Qwen2ForCausalLM", "qwen2", 896, 4864, 24, 14, 2, 64, 151936, 1, 1, 1000000.0 },
     { "8b", "LlamaForCausalLM", "llama", 4096, 14336, 32, 32, 8, 128, 128256, 0, 0, 500000.0 },
+    { "30b-a3b", "Qwen3MoeForCausalLM", "qwen3_moe", 2048, 6144, 48, 32, 4, 128, 151936, 0, 0, 1000000.0 },
+};
+
+/* The shapes whose every layer is a mixture of experts (Qwen3-MoE's
+ * layout, with q and k norms): experts, those chosen, their width. */
+typedef struct {
+    const char* name;
+    unsigned experts, used, inter;
+} moe_def;
+
+static const moe_def kMoe[] = {
+    { "30b-a3b", 128, 8, 768 },
 };
 
 typedef struct { uint64_t s; } rng;
@@ -116,6 +130,8 @@ int main(int argc, char** argv)
     int layers = -1, a;
     static exponent_table et;
     const shape_def* sh = NULL;
+    const moe_def* moe = NULL;
+    char moeConfig[256] = "";
     spec* specs;
     glyd_stTensor* ts;
     size_t nb = 0, i;
@@ -126,18 +142,24 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[a], "--like") && a + 1 < argc) like = argv[++a];
         else if (!strcmp(argv[a], "--seed") && a + 1 < argc) r.s = strtoull(argv[++a], NULL, 0) | 1;
         else if (!strcmp(argv[a], "-o") && a + 1 < argc) out = argv[++a];
-        else { fprintf(stderr, "usage: synth_model --shape 0.5b|8b|tiny [--layers N] [--like F] [--seed S] -o DIR\n"); return 1; }
+        else { fprintf(stderr, "usage: synth_model --shape 0.5b|8b|tiny|30b-a3b [--layers N] [--like F] [--seed S] -o DIR\n"); return 1; }
     }
     for (i = 0; i < sizeof kShapes / sizeof kShapes[0]; i++)
         if (!strcmp(kShapes[i].name, shapeName)) sh = &kShapes[i];
     if (!sh || !out) { fprintf(stderr, "synth_model: need a known --shape and -o DIR\n"); return 1; }
+    for (i = 0; i < sizeof kMoe / sizeof kMoe[0]; i++)
+        if (!strcmp(kMoe[i].name, shapeName)) moe = &kMoe[i];
+    if (moe)
+        snprintf(moeConfig, sizeof moeConfig, ",\n  \"num_experts\": %u,\n  \"num_experts_per_tok\": %u,\n"
+                 "  \"moe_intermediate_size\": %u,\n  \"norm_topk_prob\": true", moe->experts, moe->used, moe->inter);
     if (layers < 0) layers = (int)sh->layers;
     if (!load_histogram(like, et.cum)) return 1;
     exponent_table_init(&et);
     if (mkdir(out, 0777) != 0 && errno != EEXIST) { fprintf(stderr, "synth_model: %s: %s\n", out, strerror(errno)); return 1; }
 
-    specs = (spec*)calloc(16 * (size_t)layers + 4, sizeof(spec));
-    ts = (glyd_stTensor*)calloc(16 * (size_t)layers + 4, sizeof(glyd_stTensor));
+    specs = (spec*)calloc((16 + (moe ? 1 + 3 * (size_t)moe->experts : 0)) * (size_t)layers + 4, sizeof(spec));
+    ts = (glyd_stTensor*)calloc((16 + (moe ? 1 + 3 * (size_t)moe->experts : 0)) * (size_t)layers + 4,
+                                sizeof(glyd_stTensor));
 #define ADD(k, r_, c_, ...) do { snprintf(specs[nb].name, sizeof specs[nb].name, __VA_ARGS__); \
         specs[nb].rows = (r_); specs[nb].cols = (c_); specs[nb].kind = (k); nb++; } while (0)
     ADD(0, sh->vocab, sh->hidden, "model.embed_tokens.weight");
@@ -154,6 +176,18 @@ int main(int argc, char** argv)
         }
         ADD(0, sh->hidden, q, "model.layers.%d.self_attn.o_proj.weight", a);
         ADD(1, sh->hidden, 0, "model.layers.%d.post_attention_layernorm.weight", a);
+        if (moe) {
+            unsigned e;
+            ADD(1, sh->headDim, 0, "model.layers.%d.self_attn.q_norm.weight", a);
+            ADD(1, sh->headDim, 0, "model.layers.%d.self_attn.k_norm.weight", a);
+            ADD(0, moe->experts, sh->hidden, "model.layers.%d.mlp.gate.weight", a);
+            for (e = 0; e < moe->experts; e++) {
+                ADD(0, moe->inter, sh->hidden, "model.layers.%d.mlp.experts.%u.gate_proj.weight", a, e);
+                ADD(0, moe->inter, sh->hidden, "model.layers.%d.mlp.experts.%u.up_proj.weight", a, e);
+                ADD(0, sh->hidden, moe->inter, "model.layers.%d.mlp.experts.%u.down_proj.weight", a, e);
+            }
+            continue;
+        }
         ADD(0, sh->inter, sh->hidden, "model.layers.%d.mlp.gate_proj.weight", a);
         ADD(0, sh->inter, sh->hidden, "model.layers.%d.mlp.up_proj.weight", a);
         ADD(0, sh->hidden, sh->inter, "model.layers.%d.mlp.down_proj.weight", a);
@@ -183,9 +217,9 @@ int main(int argc, char** argv)
                    "  \"num_key_value_heads\": %u,\n  \"head_dim\": %u,\n  \"vocab_size\": %llu,\n"
                    "  \"max_position_embeddings\": 32768,\n  \"rms_norm_eps\": 1e-06,\n  \"rope_theta\": %.1f,\n"
                    "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n  \"torch_dtype\": \"bfloat16\",\n"
-                   "  \"bos_token_id\": 1,\n  \"eos_token_id\": 2\n}\n",
+                   "  \"bos_token_id\": 1,\n  \"eos_token_id\": 2%s\n}\n",
                 sh->arch, sh->type, sh->hidden, sh->inter, layers, sh->heads, sh->kvHeads, sh->headDim, sh->vocab,
-                sh->theta, sh->tied ? "true" : "false");
+                sh->theta, sh->tied ? "true" : "false", moeConfig);
         fclose(f);
         if (glyd_isError(glyd_stWriteHeader(&header, &hsize, ts, nb,
                                             "{\"format\": \"pt\", \"source\": \"glyd synth_model (speed tests only)\"}"))) {

@@ -23,6 +23,7 @@ import sys
 import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
                           Qwen3ForCausalLM)
+from transformers import MixtralConfig, MixtralForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -48,12 +49,23 @@ MODELS = [
      dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
           rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                         "original_max_position_embeddings": 32}), 160),
+    # mixtures of experts, in the hub's form (one tensor per expert, which
+    # save_pretrained writes): 8 experts, 2 chosen for each token; the
+    # middle layer of Qwen3-MoE is dense (mlp_only_layers), its router's
+    # weights are not renormalized (norm_topk_prob false), Mixtral's are
+    ("tiny-qwen3-moe", 1320, Qwen3MoeConfig, Qwen3MoeForCausalLM,
+     dict(num_hidden_layers=3, num_experts=8, num_experts_per_tok=2, moe_intermediate_size=16,
+          mlp_only_layers=[1], decoder_sparse_step=1, norm_topk_prob=False, rope_theta=1000000.0,
+          tie_word_embeddings=True), 160),
+    ("tiny-mixtral", 1321, MixtralConfig, MixtralForCausalLM,
+     dict(intermediate_size=16, num_local_experts=8, num_experts_per_tok=2, rope_theta=1000000.0,
+          tie_word_embeddings=False), 160),
 ]
 
 
 def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
     torch.manual_seed(seed)
-    config = config_cls(**COMMON, **extra)
+    config = config_cls(**{**COMMON, **extra})
     model = model_cls(config)
     with torch.no_grad():
         # random biases and norm weights too, so that every path is exercised

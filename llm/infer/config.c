@@ -161,8 +161,10 @@ static size_t get_token(const json_t* o, const char* key, unsigned vocab, long l
 
 static size_t read_architecture(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
-    static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
-    static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM are";
+    static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                                          "Qwen3MoeForCausalLM", "MixtralForCausalLM" };
+    static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM "
+                                     "and MixtralForCausalLM are";
     const json_t* const arch = get(root, "architectures");
     const char* const name = json_string_value(json_array_get(arch, 0));
     unsigned i;
@@ -252,7 +254,7 @@ static size_t read_layers(glyd_llmConfig* c, const json_t* root, const reason* r
     FORWARD_IF_ERROR(get_num(root, NULL, "rms_norm_eps", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &eps, r));
     c->normEps = (float)eps;
     c->qkvBias = c->arch == GLYD_ARCH_QWEN2 || attentionBias;
-    c->qkNorm = c->arch == GLYD_ARCH_QWEN3;
+    c->qkNorm = c->arch == GLYD_ARCH_QWEN3 || c->arch == GLYD_ARCH_QWEN3_MOE;
     return 0;
 }
 
@@ -302,7 +304,7 @@ static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
     if (!rs) rs = get(root, rsKey = "rope_parameters");
     if (rs && !json_is_object(rs))
         return refuse(r, GLYD_ERROR(model_invalid), NULL, rsKey, rs, "it must be an object");
-    c->ropeTheta = 10000.0;
+    c->ropeTheta = c->arch == GLYD_ARCH_MIXTRAL ? 1000000.0 : 10000.0; /* MixtralConfig's default_theta */
     FORWARD_IF_ERROR(get_num(rs, rsKey, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     c->rope = GLYD_ROPE_NONE;
@@ -329,11 +331,92 @@ static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
     return c->rope == GLYD_ROPE_YARN ? read_yarn(c, rs, rsKey, r) : read_llama3(c, rs, rsKey, r);
 }
 
+/* Qwen3-MoE's mlp_only_layers: layer indices, each a dense layer. */
+static size_t read_dense_layers(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const json_t* const j = get(root, "mlp_only_layers");
+    char rule[96];
+    size_t i;
+    if (!j) return 0;
+    snprintf(rule, sizeof rule, "it must be a list of layer indices below num_hidden_layers (%u)", c->nbLayers);
+    if (!json_is_array(j)) return refuse(r, GLYD_ERROR(model_invalid), NULL, "mlp_only_layers", j, "%s", rule);
+    for (i = 0; i < json_array_size(j); i++) {
+        const json_t* const e = json_array_get(j, i);
+        json_int_t l;
+        if (!json_is_integer(e) || (l = json_integer_value(e)) < 0 || l >= (json_int_t)c->nbLayers)
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "mlp_only_layers", j, "%s", rule);
+        c->moeDense[l / 8] |= (uint8_t)(1u << (l % 8));
+    }
+    return 0;
+}
+
+/* The mixture of experts of Qwen3-MoE and Mixtral, with transformers'
+ * defaults; attention over a sliding window is refused, not built. */
+static size_t read_moe(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    int const qwen = c->arch == GLYD_ARCH_QWEN3_MOE;
+    long long experts = qwen ? 128 : 8, used = qwen ? 8 : 2, hidden = qwen ? 768 : c->hidden, step = 1;
+    long long other = -1;
+    const char* const expertsKey = get(root, "num_experts") ? "num_experts" : "num_local_experts";
+    int slidingOn = 0;
+    if (c->arch != GLYD_ARCH_QWEN3_MOE && c->arch != GLYD_ARCH_MIXTRAL) return 0;
+    /* Mixtral's default context and epsilon; the others' are read_sizes'
+     * and read_layers' */
+    if (!qwen && !get(root, "max_position_embeddings")) c->maxPositions = 4096 * 32;
+    if (!qwen && !get(root, "rms_norm_eps")) c->normEps = 1e-5f;
+    /* transformers reads either key (one is the other's alias) */
+    FORWARD_IF_ERROR(get_int(root, NULL, expertsKey, qwen ? 0 : 1, GLYD_MAX_EXPERTS, &experts, r));
+    if (get(root, "num_experts") && get(root, "num_local_experts")) {
+        FORWARD_IF_ERROR(get_int(root, NULL, "num_local_experts", 0, GLYD_MAX_EXPERTS, &other, r));
+        if (other != experts)
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "num_local_experts", get(root, "num_local_experts"),
+                          "it must equal num_experts (%lld)", experts);
+    }
+    FORWARD_IF_ERROR(get_int(root, NULL, "num_experts_per_tok", 1, GLYD_MAX(experts, 1), &used, r));
+    if (experts && used > experts) {
+        say(r, "config.json: num_experts_per_tok is missing: its default, %lld, exceeds %s (%lld)", used,
+            expertsKey, experts);
+        return GLYD_ERROR(model_invalid);
+    }
+    if (qwen) {
+        FORWARD_IF_ERROR(get_int(root, NULL, "moe_intermediate_size", 1, GLYD_MAX_MLP, &hidden, r));
+        FORWARD_IF_ERROR(get_int(root, NULL, "decoder_sparse_step", 1, GLYD_MAX_LAYERS, &step, r));
+        FORWARD_IF_ERROR(get_bool(root, "norm_topk_prob", &c->moeNormTopk, r));
+        FORWARD_IF_ERROR(read_dense_layers(c, root, r));
+        FORWARD_IF_ERROR(get_bool(root, "use_sliding_window", &slidingOn, r));
+        if (slidingOn)
+            return refuse(r, GLYD_ERROR(model_unsupported), NULL, "use_sliding_window",
+                          get(root, "use_sliding_window"), "sliding-window attention is not supported");
+    } else {
+        long long window = GLYD_MAX_POSITIONS;
+        c->moeNormTopk = 1; /* Mixtral's router always divides by the sum */
+        FORWARD_IF_ERROR(get_int(root, NULL, "sliding_window", 1, 1LL << 62, &window, r));
+        /* a window as long as the context never slides */
+        if (window < c->maxPositions)
+            return refuse(r, GLYD_ERROR(model_unsupported), NULL, "sliding_window", get(root, "sliding_window"),
+                          "sliding-window attention is not supported (null, or at least max_position_embeddings, "
+                          "is)");
+    }
+    /* the experts' weights of every layer, in bf16: within 2^60 bytes,
+     * so that the engine's sums of sizes cannot overflow */
+    if ((double)c->nbLayers * (double)experts * 3.0 * (double)hidden * (double)c->dim * 2.0 > 0x1p60) {
+        say(r, "config.json: %s is %lld: %u layers of experts %lld wide would exceed 2^60 bytes", expertsKey,
+            experts, c->nbLayers, hidden);
+        return GLYD_ERROR(model_invalid);
+    }
+    c->nbExperts = (unsigned)experts;
+    c->nbExpertsUsed = (unsigned)used;
+    c->moeHidden = (unsigned)hidden;
+    c->moeSparseStep = (unsigned)step;
+    return 0;
+}
+
 static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
     FORWARD_IF_ERROR(read_architecture(c, root, r));
     FORWARD_IF_ERROR(read_sizes(c, root, r));
     FORWARD_IF_ERROR(read_layers(c, root, r));
+    FORWARD_IF_ERROR(read_moe(c, root, r));
     FORWARD_IF_ERROR(read_rope(c, root, r));
     FORWARD_IF_ERROR(get_token(root, "bos_token_id", c->vocab, &c->bos, r));
     return get_token(root, "eos_token_id", c->vocab, &c->eos, r);

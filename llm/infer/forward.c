@@ -8,7 +8,7 @@
  *     h = rmsnorm(x) ; q, k, v = Wq h (+bq), Wk h (+bk), Wv h (+bv)
  *     (Qwen3: rmsnorm of each head of q and k) ; rope(q, k) ; cache k, v
  *     x += Wo attention(q, cached k, cached v)      (grouped-query heads)
- *     h = rmsnorm(x) ; x += Wdown (silu(Wgate h) * Wup h)
+ *     h = rmsnorm(x) ; x += Wdown (silu(Wgate h) * Wup h)   (or experts: moe.c)
  *   logits = lm_head rmsnorm(x)
  *
  * Everything is fp32 but the weights (bf16, usually coded) and, by default,
@@ -68,6 +68,7 @@ struct glyd_llm_s {
     float *ropeCos, *ropeSin;   /* (headDim / 2): the current position's rotation */
     float ropeScale;
     float* logits;              /* (vocab): greedy decoding's, allocated when first used */
+    glyd_moeState* moe;         /* the layers of experts' buffers, when the model has some */
     /* where the forward pass runs: the CPU (this struct's buffers) or the GPU */
     const glyd_backendOps* ops;
     void* backend;
@@ -497,14 +498,21 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
     uint64_t const qDim = (uint64_t)c->nbHeads * c->headDim, kvDim = (uint64_t)c->nbKvHeads * c->headDim;
     unsigned long long total;
     unsigned l;
-    size_t nb = 0, r;
+    size_t nb = 0, nbMoe = 0, r;
     char (*names)[128];
     matrix_job* jobs;
     total = 2ULL * c->vocab * c->dim * (c->tied ? 1 : 2) +
             2ULL * c->nbLayers * (c->dim * (qDim + 2 * kvDim) + qDim * c->dim + 3ULL * c->dim * c->hidden);
+    for (l = 0; l < c->nbLayers; l++) {
+        if (!glyd_moeSparse(c, l)) continue;
+        /* a layer of experts: the router and the experts in place of the MLP */
+        total += 2ULL * c->dim * c->nbExperts * (1 + 3ULL * c->moeHidden) - 6ULL * c->dim * c->hidden;
+        nbMoe++;
+    }
     m->layers = (glyd_layer*)calloc(c->nbLayers, sizeof(glyd_layer));
-    jobs = (matrix_job*)calloc(2 + 7 * (size_t)c->nbLayers, sizeof(matrix_job));
-    names = (char(*)[128])calloc(2 + 7 * (size_t)c->nbLayers, 128);
+    jobs = (matrix_job*)calloc(2 + 7 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts),
+                               sizeof(matrix_job));
+    names = (char(*)[128])calloc(2 + 7 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts), 128);
     if (!m->layers || !jobs || !names) { free(jobs); free(names); RETURN_ERROR(memory_allocation, "layers"); }
 #define MATRIX(w, rows, cols, ...)                                                                     \
     do {                                                                                               \
@@ -531,9 +539,35 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
         MATRIX(&L->wk, kvDim, c->dim, "model.layers.%u.self_attn.k_proj.weight", l);
         MATRIX(&L->wv, kvDim, c->dim, "model.layers.%u.self_attn.v_proj.weight", l);
         MATRIX(&L->wo, c->dim, qDim, "model.layers.%u.self_attn.o_proj.weight", l);
-        MATRIX(&L->wGate, c->hidden, c->dim, "model.layers.%u.mlp.gate_proj.weight", l);
-        MATRIX(&L->wUp, c->hidden, c->dim, "model.layers.%u.mlp.up_proj.weight", l);
-        MATRIX(&L->wDown, c->dim, c->hidden, "model.layers.%u.mlp.down_proj.weight", l);
+        if (glyd_moeSparse(c, l)) {
+            unsigned e, k;
+            L->moe = glyd_moeLayerAlloc(c);
+            if (!L->moe) { r = GLYD_ERROR(memory_allocation); goto done; }
+            glyd_moeTensorName(c, l, 0, 0, name, sizeof name);
+            if (!has_tensor(m, name)) {
+                char fused[128];
+                glyd_moeTensorName(c, l, 0, 3, fused, sizeof fused);
+                if (has_tensor(m, fused)) {
+                    say(p, "tensor %s: experts fused in one tensor are not supported (one tensor per expert, as "
+                           "checkpoints on the hub hold them, is)", fused);
+                    r = GLYD_ERROR(model_unsupported);
+                    goto done;
+                }
+            }
+            glyd_moeTensorName(c, l, -1, 0, name, sizeof name);
+            MATRIX(&L->moe->router, c->nbExperts, c->dim, "%s", name);
+            for (e = 0; e < c->nbExperts; e++) {
+                for (k = 0; k < 3; k++) {
+                    glyd_matrix* const w = k == 0 ? &L->moe->gate[e] : k == 1 ? &L->moe->up[e] : &L->moe->down[e];
+                    glyd_moeTensorName(c, l, (int)e, k, name, sizeof name);
+                    MATRIX(w, k == 2 ? c->dim : c->moeHidden, k == 2 ? c->moeHidden : c->dim, "%s", name);
+                }
+            }
+        } else {
+            MATRIX(&L->wGate, c->hidden, c->dim, "model.layers.%u.mlp.gate_proj.weight", l);
+            MATRIX(&L->wUp, c->hidden, c->dim, "model.layers.%u.mlp.up_proj.weight", l);
+            MATRIX(&L->wDown, c->dim, c->hidden, "model.layers.%u.mlp.down_proj.weight", l);
+        }
         VECTOR(&L->attnNorm, NAME("input_layernorm.weight"), c->dim);
         VECTOR(&L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim);
         if (c->qkvBias) {
@@ -598,9 +632,16 @@ static size_t alloc_state(glyd_llm* m)
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
         for (l = 0; l < c->nbLayers; l++) {
             unsigned k;
-            for (k = 0; k < GLYD_W_KINDS; k++)
-                FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], glyd_layerWeight(&m->layers[l], (glyd_weightKind)k)));
+            for (k = 0; k < GLYD_W_KINDS; k++) {
+                const glyd_matrix* const w = glyd_layerWeight(&m->layers[l], (glyd_weightKind)k);
+                if (w->rows) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], w)); /* none: experts' MLP */
+            }
+            if (m->layers[l].moe) FORWARD_IF_ERROR(glyd_moeScratchReserve(&m->scratch[t], m->layers[l].moe));
         }
+    }
+    if (c->nbExperts) {
+        m->moe = glyd_moeStateAlloc(c);
+        RETURN_ERROR_IF(!m->moe, memory_allocation, "experts' buffers");
     }
     if (m->nbThreads > 1) {
         m->pool = glyd_poolCreate(m->nbThreads - 1, glyd_defaultCMem);
@@ -644,6 +685,8 @@ static void drop_host_weights(glyd_llm* m)
         glyd_layer* const L = &m->layers[l];
         glyd_matrixFree(&L->wq); glyd_matrixFree(&L->wk); glyd_matrixFree(&L->wv); glyd_matrixFree(&L->wo);
         glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
+        glyd_moeLayerFree(L->moe);
+        L->moe = NULL;
     }
     glyd_matrixFree(&m->embed);
     glyd_matrixFree(&m->head);
@@ -738,7 +781,8 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     free(text);
     if (!glyd_isError(r)) {
         glyd_llmConfig const* const c = &m->cfg;
-        static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM" };
+        static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+                                              "Qwen3MoeForCausalLM", "MixtralForCausalLM" };
         snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         if (m->ctx > GLYD_MAX_POSITIONS) {
@@ -810,6 +854,7 @@ void glyd_llmClose(glyd_llm* m)
     free(m->kCache); free(m->vCache);
     free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
     free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin); free(m->logits);
+    glyd_moeStateFree(m->moe);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
     for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
@@ -1099,9 +1144,26 @@ static size_t cpu_logits(void* b, size_t t0, size_t T, float* out)
     return matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out);
 }
 
+/* The engine's products, for the mixture of experts (moe.c). */
+static size_t cpu_matmuls(void* opaque, const glyd_matrix* const* ws, float* const* ys, unsigned nbW, const float* x,
+                          size_t nbVec)
+{
+    return matmuls((glyd_llm*)opaque, ws, ys, nbW, x, nbVec);
+}
+
+static size_t cpu_experts(void* b, unsigned layer, size_t T)
+{
+    glyd_llm* const m = (glyd_llm*)b;
+    size_t const n = T * m->cfg.dim;
+    size_t i;
+    FORWARD_IF_ERROR(glyd_moeForward(m->layers[layer].moe, &m->cfg, m->moe, m->xn, T, m->xb2, cpu_matmuls, m));
+    for (i = 0; i < n; i++) m->x[i] += m->xb2[i];
+    return 0;
+}
+
 static const glyd_backendOps kCpuOps = {
     "cpu", cpu_embed, cpu_norm, cpu_project, cpu_rotate_store, cpu_attend, cpu_residual, cpu_swiglu,
-    cpu_logits, NULL, NULL
+    cpu_logits, NULL, NULL, cpu_experts
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1130,6 +1192,7 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
         FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_O, T));
         /* SwiGLU */
         FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_MLP, l, 0, T));
+        if (m->layers[l].moe) { FORWARD_IF_ERROR(o->experts(b, l, T)); continue; }
         FORWARD_IF_ERROR(o->project(b, l, kGateUp, 2, T));
         FORWARD_IF_ERROR(o->swiglu(b, T));
         FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_DOWN, T));

@@ -15,9 +15,11 @@
 /* Configuration                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3 } glyd_arch;
+typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_QWEN3_MOE, GLYD_ARCH_MIXTRAL } glyd_arch;
 
 typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN, GLYD_ROPE_LLAMA3 } glyd_ropeKind;
+
+#define GLYD_MOE_DENSE_BYTES (4096u / 8) /* a bit for each of GLYD_MAX_LAYERS */
 
 typedef struct {
     glyd_arch arch;
@@ -37,6 +39,13 @@ typedef struct {
     double yarnBetaFast, yarnBetaSlow, yarnAttentionFactor;
     double llama3LowFreqFactor, llama3HighFreqFactor;
     long long bos, eos;
+    /* mixtures of experts (Qwen3-MoE, Mixtral): 0 experts in a dense model */
+    unsigned nbExperts;      /* num_experts (num_local_experts) */
+    unsigned nbExpertsUsed;  /* num_experts_per_tok */
+    unsigned moeHidden;      /* an expert's width: moe_intermediate_size (Mixtral: intermediate_size) */
+    int moeNormTopk;         /* the chosen experts' weights divided by their sum */
+    unsigned moeSparseStep;  /* Qwen3-MoE's decoder_sparse_step */
+    uint8_t moeDense[GLYD_MOE_DENSE_BYTES]; /* bit l: layer l in mlp_only_layers */
 } glyd_llmConfig;
 
 /* The largest shapes config.json may give. Within them every product the
@@ -47,6 +56,7 @@ typedef struct {
 #define GLYD_MAX_VOCAB     (1u << 24) /* vocab_size */
 #define GLYD_MAX_LAYERS    4096u      /* num_hidden_layers */
 #define GLYD_MAX_POSITIONS (1u << 24) /* max_position_embeddings */
+#define GLYD_MAX_EXPERTS   4096u      /* num_experts; the experts' weights are bounded apart */
 
 /* Reads config.json and checks every field the engine uses: its JSON type,
  * its range and its agreement with the others (kv heads divide the heads,
@@ -142,6 +152,7 @@ typedef struct {
     float *attnNorm, *mlpNorm;      /* (dim) */
     float *bq, *bk, *bv;            /* Qwen2: (nbHeads*headDim), (kv*headDim) x2 */
     float *qNorm, *kNorm;           /* Qwen3: (headDim) */
+    struct glyd_moeLayer_s* moe;    /* a layer of experts (its MLP matrices unused), else NULL */
 } glyd_layer;
 
 /* ------------------------------------------------------------------------ */
@@ -197,6 +208,9 @@ typedef struct {
     size_t (*candidates)(void* b, size_t T, const int* penalized, size_t nbPenalized, float penalty,
                          float temperature, unsigned k, float* keys, int* ids);
     void (*close)(void* b);
+    /* x += the mixture of experts of xn (glyd_layer.moe), in place of the
+     * MLP's project, swiglu and residual */
+    size_t (*experts)(void* b, unsigned layer, size_t T);
 } glyd_backendOps;
 
 /* What a backend gets of an open model. */
@@ -326,5 +340,45 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
  * and memory linear in n. GENERIC, and *nfc NULL, when the text is not
  * valid UTF-8. */
 size_t glyd_textNfc(const uint8_t* text, size_t n, uint8_t** nfc, size_t* nfcLen);
+
+/* ------------------------------------------------------------------------ */
+/* Mixtures of experts (moe.c)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A sparse layer's MLP: the router and each expert's SwiGLU. */
+typedef struct glyd_moeLayer_s {
+    glyd_matrix router;               /* (nbExperts, dim) */
+    glyd_matrix *gate, *up, *down;    /* (nbExperts) each: (moeHidden, dim) x2, (dim, moeHidden) */
+    unsigned nbExperts;
+} glyd_moeLayer;
+
+/* Whether layer l of a model is a layer of experts. */
+int glyd_moeSparse(const glyd_llmConfig* c, unsigned l);
+/* A layer of experts with its matrices zeroed, to be loaded; NULL when out of memory. */
+glyd_moeLayer* glyd_moeLayerAlloc(const glyd_llmConfig* c);
+void glyd_moeLayerFree(glyd_moeLayer* L);
+/* The name of the router's tensor (expert -1) or of an expert's matrix
+ * (which: 0 gate, 1 up, 2 down) as the hub's checkpoints spell it. */
+void glyd_moeTensorName(const glyd_llmConfig* c, unsigned layer, int expert, unsigned which, char* name,
+                        size_t cap);
+/* The room each thread's scratch needs for the layer's products. */
+size_t glyd_moeScratchReserve(glyd_decodeScratch* s, const glyd_moeLayer* L);
+
+/* Y_i = X W_i^T for nbW (1 to 3) matrices of the same input X (nbVec rows),
+ * as the engine runs its products (on its threads). */
+typedef size_t (*glyd_matmulsFn)(void* opaque, const glyd_matrix* const* ws, float* const* ys, unsigned nbW,
+                                 const float* x, size_t nbVec);
+
+/* The buffers of one batch's mixture. */
+typedef struct glyd_moeState_s glyd_moeState;
+glyd_moeState* glyd_moeStateAlloc(const glyd_llmConfig* c);
+void glyd_moeStateFree(glyd_moeState* s);
+
+/* out (T, dim) = the mixture of experts of xn (T, dim): each token's
+ * chosen experts' outputs weighted and summed in the experts' order, so
+ * that a token gets the same bits in a batch as alone; each expert chosen
+ * in the batch runs once, over its tokens. */
+size_t glyd_moeForward(const glyd_moeLayer* L, const glyd_llmConfig* c, glyd_moeState* s, const float* xn, size_t T,
+                       float* out, glyd_matmulsFn matmuls, void* opaque);
 
 #endif /* GLYD_INFER_H */

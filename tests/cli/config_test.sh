@@ -131,4 +131,21 @@ else
     bad "run: a packed model's bad config.json is refused as well" "pack failed: $(cat err)"
 fi
 
+# --- mixtures of experts: run from a folder and packed, or refused in one line -
+MOE=$REPO/tests/data/tiny-qwen3-moe
+accepted "run: a Qwen3-MoE model runs from its folder" "$GLYD" run "$MOE" --tokens "1 2 3" -n 3
+if "$GLYD" pack -q --fast-layout "$MOE" -o moe.glyd 2>err; then
+    accepted "run: a Qwen3-MoE model runs packed" "$GLYD" run moe.glyd --tokens "1 2 3" -n 3
+else
+    bad "run: a Qwen3-MoE model runs packed" "pack failed: $(cat err)"
+fi
+refused "run --gpu=emulated: a mixture of experts is refused on the GPU" \
+    "glyd: GPU: mixtures of experts are not supported on the GPU (layer 0 has 8 experts): run on the CPU" \
+    "$GLYD" run "$REPO/tests/data/tiny-mixtral" --tokens 1 --gpu=emulated
+mkdir -p slide && cp "$MOE/model.safetensors" slide/ &&
+    sed 's/"use_sliding_window": false/"use_sliding_window": true/' "$MOE/config.json" >slide/config.json
+refused "run: Qwen3-MoE's sliding window is refused, not ignored" \
+    "glyd: slide: config.json: use_sliding_window is true: sliding-window attention is not supported" \
+    "$GLYD" run slide --tokens 1
+
 summary_and_exit

@@ -352,13 +352,13 @@ TEST(engine_refuses_config_values)
     static const bad_config kUnsupported[] = {
         { "{\"architectures\": [\"GPT2LMHeadModel\"]}",
           "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (LlamaForCausalLM, "
-          "Qwen2ForCausalLM and Qwen3ForCausalLM are)" },
+          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM and MixtralForCausalLM are)" },
         { "{\"architectures\": []}",
-          "config.json: architectures is []: it is not supported (LlamaForCausalLM, Qwen2ForCausalLM and "
-          "Qwen3ForCausalLM are)" },
+          "config.json: architectures is []: it is not supported (LlamaForCausalLM, Qwen2ForCausalLM, "
+          "Qwen3ForCausalLM, Qwen3MoeForCausalLM and MixtralForCausalLM are)" },
         { "{\"architectures\": null}",
-          "config.json: architectures is missing (LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM are "
-          "supported)" },
+          "config.json: architectures is missing (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+          "Qwen3MoeForCausalLM and MixtralForCausalLM are supported)" },
         { "{\"hidden_act\": \"gelu\"}", "config.json: hidden_act is \"gelu\": it is not supported (silu is)" },
         { "{\"mlp_bias\": true}", "config.json: mlp_bias is true: MLP biases are not supported" },
         { "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}",
@@ -490,4 +490,108 @@ TEST(engine_refuses_a_context_beyond_reach)
     m = glyd_llmOpen(fixture(""), &p, &err);
     CHECK(m != NULL);
     glyd_llmClose(m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mixtures of experts                                                      */
+/* ------------------------------------------------------------------------ */
+
+#define MOE_BASE "\"hidden_size\": 64, \"intermediate_size\": 96, \"num_hidden_layers\": 4, " \
+                 "\"num_attention_heads\": 4, \"vocab_size\": 300"
+
+TEST(hf_config_mixtures_of_experts)
+{
+    static const char kSaved[] =
+        "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " MOE_BASE ", \"num_local_experts\": 16, "
+        "\"num_experts_per_tok\": 4, \"moe_intermediate_size\": 32, \"norm_topk_prob\": true, "
+        "\"decoder_sparse_step\": 2, \"mlp_only_layers\": [3]}";
+    glyd_llmConfig c;
+    char why[256];
+    /* Qwen3-MoE with transformers' defaults: 128 experts, 8 chosen, 768
+     * wide, every layer sparse, no renormalisation; head_dim is
+     * hidden_size / heads, as its attention derives it */
+    CHECK_OK(parse_text("{\"architectures\": [\"Qwen3MoeForCausalLM\"], " MOE_BASE "}", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_QWEN3_MOE && c.nbExperts == 128 && c.nbExpertsUsed == 8 && c.moeHidden == 768);
+    CHECK(!c.moeNormTopk && c.headDim == 16 && c.qkNorm && c.hidden == 96);
+    CHECK(c.ropeTheta == 10000.0 && c.normEps == 1e-6f && c.maxPositions == 32768);
+    CHECK(glyd_moeSparse(&c, 0) && glyd_moeSparse(&c, 3));
+    /* as save_pretrained writes it (num_local_experts), with dense layers
+     * by decoder_sparse_step and by mlp_only_layers */
+    CHECK_OK(parse_text(kSaved, &c, why, sizeof why));
+    CHECK(c.nbExperts == 16 && c.nbExpertsUsed == 4 && c.moeHidden == 32 && c.moeNormTopk);
+    CHECK(!glyd_moeSparse(&c, 0) && glyd_moeSparse(&c, 1) && !glyd_moeSparse(&c, 2) && !glyd_moeSparse(&c, 3));
+    /* no experts: a dense model */
+    CHECK_OK(parse_text("{\"architectures\": [\"Qwen3MoeForCausalLM\"], " MOE_BASE ", \"num_experts\": 0}", &c, why,
+                        sizeof why));
+    CHECK(c.nbExperts == 0 && !glyd_moeSparse(&c, 0));
+    /* Mixtral: 8 experts, 2 chosen, intermediate_size wide, renormalised;
+     * a sliding window as long as the context never slides */
+    CHECK_OK(parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"sliding_window\": null}", &c,
+                        why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_MIXTRAL && c.nbExperts == 8 && c.nbExpertsUsed == 2 && c.moeHidden == 96);
+    CHECK(c.moeNormTopk && !c.qkNorm && c.maxPositions == 131072 && glyd_moeSparse(&c, 2));
+    CHECK(c.ropeTheta == 1e6 && c.normEps == 1e-5f && c.headDim == 16);
+    CHECK_OK(parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"sliding_window\": 4096, "
+                        "\"max_position_embeddings\": 4096}", &c, why, sizeof why));
+    /* the tiny models' */
+    CHECK_OK(parse_file("tests/data/tiny-qwen3-moe/config.json", &c, why, sizeof why));
+    CHECK(c.nbExperts == 8 && c.nbExpertsUsed == 2 && c.moeHidden == 16 && c.hidden == 160 && !c.moeNormTopk);
+    CHECK(glyd_moeSparse(&c, 0) && !glyd_moeSparse(&c, 1) && glyd_moeSparse(&c, 2));
+    CHECK_OK(parse_file("tests/data/tiny-mixtral/config.json", &c, why, sizeof why));
+    CHECK(c.nbExperts == 8 && c.nbExpertsUsed == 2 && c.moeHidden == 16 && c.moeNormTopk && c.maxPositions == 512);
+}
+
+/* What the engine does not build, or cannot make sense of, is refused in
+ * one line naming the key. */
+TEST(hf_config_mixtures_of_experts_refused)
+{
+    static const struct { const char* extra; size_t code; const char* why; } kCases[] = {
+        { "\"num_experts\": 8, \"num_experts_per_tok\": 9", GLYD_error_model_invalid,
+          "config.json: num_experts_per_tok is 9: it must be an integer in 1..8" },
+        { "\"num_experts\": 4", GLYD_error_model_invalid,
+          "config.json: num_experts_per_tok is missing: its default, 8, exceeds num_experts (4)" },
+        { "\"num_experts\": 8, \"num_local_experts\": 4", GLYD_error_model_invalid,
+          "config.json: num_local_experts is 4: it must equal num_experts (8)" },
+        { "\"num_experts\": 5000", GLYD_error_model_invalid,
+          "config.json: num_experts is 5000: it must be an integer in 0..4096" },
+        { "\"moe_intermediate_size\": 0", GLYD_error_model_invalid,
+          "config.json: moe_intermediate_size is 0: it must be an integer in 1..4194304" },
+        { "\"decoder_sparse_step\": 0", GLYD_error_model_invalid,
+          "config.json: decoder_sparse_step is 0: it must be an integer in 1..4096" },
+        { "\"mlp_only_layers\": [0, 4]", GLYD_error_model_invalid,
+          "config.json: mlp_only_layers is [0,4]: it must be a list of layer indices below num_hidden_layers (4)" },
+        { "\"mlp_only_layers\": 1", GLYD_error_model_invalid,
+          "config.json: mlp_only_layers is 1: it must be a list of layer indices below num_hidden_layers (4)" },
+        { "\"norm_topk_prob\": 1", GLYD_error_model_invalid,
+          "config.json: norm_topk_prob is 1: it must be true or false" },
+        { "\"use_sliding_window\": true", GLYD_error_model_unsupported,
+          "config.json: use_sliding_window is true: sliding-window attention is not supported" },
+    };
+    glyd_llmConfig c;
+    char text[512], why[256];
+    size_t i, r;
+    for (i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
+        snprintf(text, sizeof text, "{\"architectures\": [\"Qwen3MoeForCausalLM\"], " MOE_BASE ", %s}",
+                 kCases[i].extra);
+        r = parse_text(text, &c, why, sizeof why);
+        if (glyd_getErrorCode(r) != kCases[i].code || strcmp(why, kCases[i].why) != 0)
+            fprintf(stderr, "# %s: error %d, \"%s\"\n", kCases[i].extra, (int)glyd_getErrorCode(r), why);
+        CHECK(glyd_getErrorCode(r) == kCases[i].code && !strcmp(why, kCases[i].why));
+    }
+    /* the experts' bytes, bounded so that sums of sizes cannot overflow */
+    r = parse_text("{\"architectures\": [\"Qwen3MoeForCausalLM\"], \"hidden_size\": 1048576, \"intermediate_size\": 96, "
+                   "\"num_hidden_layers\": 64, \"num_attention_heads\": 4, \"head_dim\": 2, \"vocab_size\": 300, "
+                   "\"num_experts\": 4096, \"num_experts_per_tok\": 1, \"moe_intermediate_size\": 4194304}", &c, why,
+                   sizeof why);
+    CHECK(glyd_getErrorCode(r) == GLYD_error_model_invalid);
+    CHECK(!strcmp(why, "config.json: num_experts is 4096: 64 layers of experts 4194304 wide would exceed 2^60 bytes"));
+    /* Mixtral: a window shorter than the context would slide */
+    r = parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"sliding_window\": 4096}", &c, why,
+                   sizeof why);
+    CHECK(glyd_getErrorCode(r) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(why, "config.json: sliding_window is 4096: sliding-window attention is not supported (null, or at "
+                       "least max_position_embeddings, is)"));
+    r = parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"num_local_experts\": 0}", &c, why,
+                   sizeof why);
+    CHECK(!strcmp(why, "config.json: num_local_experts is 0: it must be an integer in 1..4096"));
 }

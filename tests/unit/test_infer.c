@@ -1095,3 +1095,134 @@ TEST(gpu_backend_emulated_sampling_draws_what_the_cpu_sampler_draws)
         glyd_llmClose(b);
     }
 }
+
+/* ------------------------------------------------------------------------ */
+/* Mixtures of experts (Qwen3-MoE, Mixtral)                                  */
+/* ------------------------------------------------------------------------ */
+
+/* 8 experts, 2 for each token, over 160 positions; Qwen3-MoE with a dense
+ * layer between two of experts */
+TEST(engine_tiny_qwen3_moe_against_transformers)
+{
+    check_tiny("tiny-qwen3-moe", 0, 0);
+    check_tiny("tiny-qwen3-moe", 1, 0);
+}
+
+TEST(engine_tiny_mixtral_against_transformers)
+{
+    check_tiny("tiny-mixtral", 0, 0);
+    check_tiny("tiny-mixtral", 1, 0);
+}
+
+/* The experts' logits from plain bf16, from the fast layout (coded at load
+ * or mapped from a model packed in it) and from the entropy layout: the
+ * same bits, on 1 thread and on 3. */
+TEST(engine_moe_weights_in_every_form_agree)
+{
+    static const char* const kModels[] = { "tests/data/tiny-qwen3-moe", "tests/data/tiny-mixtral" };
+    char tmp[64] = "/tmp/glyd-test-XXXXXX", packed[128];
+    int tokens[100];
+    size_t i, k;
+    float *base, *other;
+    glyd_packParams pp;
+    for (i = 0; i < 100; i++) tokens[i] = (int)((i * 53 + 7) % 256);
+    base = (float*)malloc(100 * 256 * sizeof(float));
+    other = (float*)malloc(100 * 256 * sizeof(float));
+    CHECK(base && other && mkdtemp(tmp) != NULL);
+    snprintf(packed, sizeof packed, "%s/fast.glyd", tmp);
+    memset(&pp, 0, sizeof pp);
+    pp.layout = glyd_tensor_fast;
+    for (k = 0; base && other && k < 2; k++) {
+        struct { const char* path; int plain; unsigned threads; } const forms[] = {
+            { kModels[k], 0, 3 }, { kModels[k], 2, 1 }, { packed, 0, 1 }
+        };
+        glyd_llm* m = open_model_on(kModels[k], 1, 1, 1, GLYD_GPU_NONE);
+        size_t f;
+        if (!m) continue;
+        CHECK_OK(glyd_llmForward(m, tokens, 100, 0, base, 1));
+        glyd_llmClose(m);
+        CHECK_OK(glyd_packModel(kModels[k], packed, &pp));
+        for (f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+            m = open_model_on(forms[f].path, forms[f].plain, forms[f].threads, 1, GLYD_GPU_NONE);
+            if (!m) continue;
+            CHECK_OK(glyd_llmForward(m, tokens, 100, 0, other, 1));
+            if (memcmp(base, other, 100 * 256 * sizeof(float)) != 0)
+                fprintf(stderr, "# %s, form %zu: logits differ from plain bf16's\n", kModels[k], f);
+            CHECK(memcmp(base, other, 100 * 256 * sizeof(float)) == 0);
+            glyd_llmClose(m);
+        }
+        remove(packed);
+    }
+    rmdir(tmp);
+    free(base);
+    free(other);
+}
+
+/* The experts' products run on the CPU only: the GPU backend says so in
+ * one line, before anything reaches the device. */
+TEST(gpu_backend_refuses_mixtures_of_experts)
+{
+    glyd_llmParams p;
+    char msg[512] = "";
+    size_t err = 0;
+    glyd_llm* m;
+    static const char kWant[] = "GPU: mixtures of experts are not supported on the GPU (layer 0 has 8 experts): "
+                                "run on the CPU";
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.gpu = GLYD_GPU_EMULATED;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_llmOpen("tests/data/tiny-mixtral", &p, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    if (strcmp(msg, kWant) != 0) fprintf(stderr, "# message: %s\n", msg);
+    CHECK(!strcmp(msg, kWant));
+    glyd_llmClose(m);
+}
+
+/* Experts fused in 3-D tensors (transformers' form in memory) are refused
+ * in one line naming the tensor: a copy of tiny-qwen3-moe whose first
+ * expert's gate is renamed to the fused tensor's name in the safetensors
+ * header (padded with spaces, which JSON allows). */
+TEST(engine_refuses_fused_experts)
+{
+    static const char kFrom[] = "\"model.layers.0.mlp.experts.0.gate_proj.weight\"";
+    static const char kTo[] = "\"model.layers.0.mlp.experts.gate_up_proj\"";
+    char dir[64] = "/tmp/glyd-test-XXXXXX", path[128], msg[512] = "", want[512];
+    size_t size, cfgSize, err = 0, i;
+    uint8_t* const st = read_file("tests/data/tiny-qwen3-moe/model.safetensors", &size);
+    uint8_t* const cfg = read_file("tests/data/tiny-qwen3-moe/config.json", &cfgSize);
+    glyd_llmParams p;
+    glyd_llm* m;
+    FILE* f;
+    CHECK(st && cfg && size > 8 && mkdtemp(dir) != NULL);
+    if (!st || !cfg || size <= 8) { free(st); free(cfg); return; }
+    for (i = 8; i + sizeof kFrom - 1 <= size && memcmp(st + i, kFrom, sizeof kFrom - 1) != 0; i++) continue;
+    CHECK(i + sizeof kFrom - 1 <= size);
+    if (i + sizeof kFrom - 1 <= size) {
+        memset(st + i, ' ', sizeof kFrom - 1);
+        memcpy(st + i, kTo, sizeof kTo - 1);
+    }
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    CHECK((f = fopen(path, "wb")) != NULL && fwrite(st, 1, size, f) == size && fclose(f) == 0);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    CHECK((f = fopen(path, "wb")) != NULL && fwrite(cfg, 1, cfgSize, f) == cfgSize && fclose(f) == 0);
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    m = glyd_llmOpen(dir, &p, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    snprintf(want, sizeof want, "%s: tensor model.layers.0.mlp.experts.gate_up_proj: experts fused in one tensor "
+             "are not supported (one tensor per expert, as checkpoints on the hub hold them, is)", dir);
+    if (strcmp(msg, want) != 0) fprintf(stderr, "# message: %s\n", msg);
+    CHECK(!strcmp(msg, want));
+    glyd_llmClose(m);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    remove(path);
+    rmdir(dir);
+    free(st);
+    free(cfg);
+}
