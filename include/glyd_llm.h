@@ -127,6 +127,10 @@ GLYD_API size_t glyd_tokenizerEncode(const glyd_tokenizer* tok, const char* text
 /** The bytes a token stands for (part of a UTF-8 character, at times). */
 GLYD_API size_t glyd_tokenizerBytes(const glyd_tokenizer* tok, int id, const unsigned char** bytes,
                                     size_t* size);
+/** The text of ids as the tokenizer's decoder gives it (tokenizers' decode
+ *  without skipping special tokens): *text is allocated (free() it),
+ *  *size bytes of UTF-8 and a NUL. */
+GLYD_API size_t glyd_tokenizerDecode(const glyd_tokenizer* tok, const int* ids, size_t n, char** text, size_t* size);
 /** The id of a token written as the vocabulary writes it ("<|im_end|>"), or -1. */
 GLYD_API int glyd_tokenizerFind(const glyd_tokenizer* tok, const char* token);
 GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);
