@@ -9,9 +9,12 @@ hostile strings.
 Run by hand (it needs tokenizers from PyPI; it never runs in CI); its
 output is committed under tests/data/tokenizers:
 
-    python3 tools/tokenizer_forms.py ../shared/corpus tests/data/tokenizers
+    python3 tools/tokenizer_forms.py ../shared/corpus tests/data/tokenizers \
+        [tests/fuzz/seeds-tokenizer]
 
-Each form is a folder with tokenizer.json; reference.json holds, for each
+With a third folder, it also writes there a fuzzing seed of each form: the
+tokenizer cut to its first 400 ids (and the merges among them), a NUL,
+then a text. Each form is a folder with tokenizer.json; reference.json holds, for each
 form, a list of {"text", "ids", "decoded"} (encoded without special tokens
 added around the text, decoded without skipping any).
 """
@@ -225,6 +228,21 @@ def main():
         ref[name] = cases
     with open(os.path.join(out, "reference.json"), "w", encoding="utf-8") as f:
         json.dump(ref, f, ensure_ascii=False, separators=(",", ":"))
+    if len(sys.argv) > 3:
+        seed_text = "Hi <s> caf\u00e9 \U0001F600\u2581\u2581 the end, a cat <mask> x <|eot_id|>\n\n\n"
+        for name, d in forms.items():
+            d = json.loads(json.dumps(d))
+            keep = {k: v for k, v in d["model"]["vocab"].items() if v < 400}
+            keep.update({a["content"]: a["id"] for a in d["added_tokens"] if a["id"] < 400})
+            d["model"]["vocab"] = keep
+            d["model"]["merges"] = [m for m in d["model"]["merges"]
+                                    if all(p in keep for p in m + ["".join(m)])]
+            d["added_tokens"] = [a for a in d["added_tokens"] if a["id"] < 400][:8] + \
+                [dict(a, id=keep.get(a["content"], 399)) for a in d["added_tokens"] if a["id"] >= 400][:8]
+            s = json.dumps(d, ensure_ascii=False, separators=(",", ":"))
+            Tokenizer.from_str(s)
+            with open(os.path.join(sys.argv[3], "form-%s.json" % name), "wb") as f:
+                f.write(s.encode() + b"\0" + seed_text.encode())
 
 
 if __name__ == "__main__":

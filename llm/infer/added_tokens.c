@@ -169,7 +169,7 @@ static const added_token* find_at(const added_set* set, const char* s, size_t n,
 size_t glyd_tokSplitAdded(const glyd_tokenizer* t, const added_set* set, const char* s, size_t n, int atStart,
                           glyd_tokStretch fn, id_list* out)
 {
-    size_t pos = 0, from = 0, r = 0;
+    size_t pos = 0, from = 0, r = 0, runFrom = 1, runEnd = 0;
     while (pos < n && set->n) {
         const added_token* const a = find_at(set, s, n, pos);
         size_t start = pos, stop, len;
@@ -186,8 +186,16 @@ size_t glyd_tokSplitAdded(const glyd_tokenizer* t, const added_set* set, const c
             while (start > from && (c = char_before(s, from, start, &len)) >= 0 && is_white(c)) start -= len;
         }
         if (a->rstrip) {
+            /* a run of whitespace is walked once, also when tokens that
+             * start with whitespace follow each other in it */
             int32_t c;
-            while (stop < n && (c = char_at(s + stop, n - stop, &len)) >= 0 && is_white(c)) stop += len;
+            if (stop >= runFrom && stop <= runEnd) {
+                stop = runEnd;
+            } else {
+                runFrom = stop;
+                while (stop < n && (c = char_at(s + stop, n - stop, &len)) >= 0 && is_white(c)) stop += len;
+                runEnd = stop;
+            }
         }
         if (from < start) {
             r = fn(t, s + from, start - from, atStart && from == 0, out);

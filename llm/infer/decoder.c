@@ -149,25 +149,28 @@ static size_t step(const glyd_tokenizer* t, const dec_step* d, const str_list* i
     buf b = { NULL, 0, 0 };
     size_t r = 0;
     if (d->kind == DEC_FUSE || d->kind == DEC_BYTE_LEVEL) {
+        /* the byte of each byte-level character (all are below 512) */
+        int16_t inv[512];
+        for (i = 0; i < 512; i++) inv[i] = -1;
+        for (i = 0; i < 256; i++) if (t->byteChar[i] < 512) inv[t->byteChar[i]] = (int16_t)i;
         for (i = 0; i < in->n && !glyd_isError(r); i++) {
-            uint8_t tmp[256];
-            size_t k = 0;
-            const char* const s = in->s[i];
-            size_t pos = 0;
-            int mapped = d->kind == DEC_BYTE_LEVEL;
+            const uint8_t* const s = (const uint8_t*)in->s[i];
+            size_t const n = in->len[i];
+            size_t pos = 0, mark = b.n;
             /* ByteLevel: a token whose characters are all of the 256 as
              * their bytes, another as it is */
-            while (mapped && pos < in->len[i]) {
+            while (d->kind == DEC_BYTE_LEVEL && pos < n && !glyd_isError(r)) {
                 utf8proc_int32_t c;
-                utf8proc_ssize_t const l = utf8proc_iterate((const uint8_t*)s + pos, (utf8proc_ssize_t)(in->len[i] - pos), &c);
-                unsigned v;
-                if (l <= 0 || k == sizeof tmp) { mapped = 0; break; }
-                for (v = 0; v < 256 && t->byteChar[v] != (uint32_t)c; v++) {}
-                if (v == 256) { mapped = 0; break; }
-                tmp[k++] = (uint8_t)v;
+                utf8proc_ssize_t const l = utf8proc_iterate(s + pos, (utf8proc_ssize_t)(n - pos), &c);
+                uint8_t byte;
+                if (l <= 0 || c >= 512 || inv[c] < 0) break;
+                byte = (uint8_t)inv[c];
+                r = buf_put(&b, &byte, 1);
                 pos += (size_t)l;
             }
-            r = mapped ? buf_put(&b, tmp, k) : buf_put(&b, s, in->len[i]);
+            if (d->kind == DEC_BYTE_LEVEL && pos == n) continue;
+            b.n = mark;
+            if (!glyd_isError(r)) r = buf_put(&b, s, n);
         }
         if (!glyd_isError(r) && d->kind == DEC_BYTE_LEVEL) {
             buf lossy = { NULL, 0, 0 };

@@ -10,6 +10,7 @@
  * strings; components not built refused in one line naming them. */
 #include <stdlib.h>
 #include <jansson.h>
+#include <time.h>
 
 #include "../../llm/infer/infer.h"
 #include "harness.h"
@@ -83,3 +84,121 @@ TEST(tokenizer_forms_metaspace_always_split) { check_form("metaspace-always-spli
 TEST(tokenizer_forms_metaspace_never) { check_form("metaspace-never", 203); }
 TEST(tokenizer_forms_added_flags) { check_form("flags", 203); }
 TEST(tokenizer_forms_llama3) { check_form("llama3", 203); }
+
+/* The llama2 form with one member replaced (a JSON value), loaded: NULL,
+ * and the reason, one line naming what is refused */
+static void check_refused(const char* member, const char* value, const char* inModel, const char* named)
+{
+    json_error_t e;
+    json_t* const root = json_load_file(FORMS_DIR "/llama2/tokenizer.json", 0, &e);
+    json_t* const v = json_loads(value, JSON_DECODE_ANY, &e);
+    char why[256] = "", *text;
+    size_t err;
+    glyd_tokenizer* t;
+    CHECK(root && v);
+    if (!root || !v) { json_decref(root); json_decref(v); return; }
+    json_object_set_new(inModel ? json_object_get(root, "model") : root, member, v);
+    text = json_dumps(root, JSON_COMPACT);
+    t = glyd_tokenizerLoad(text, strlen(text), why, sizeof why, &err);
+    if (t || !strstr(why, named) || strchr(why, '\n')) fprintf(stderr, "# %s: [%s]\n", value, why);
+    CHECK(t == NULL && glyd_isError(err));
+    CHECK(strstr(why, named) != NULL && strchr(why, '\n') == NULL);
+    glyd_tokenizerFree(t);
+    free(text);
+    json_decref(root);
+}
+
+TEST(tokenizer_forms_refuse_what_is_not_built)
+{
+    check_refused("normalizer", "{\"type\": \"NFKC\"}", NULL, "NFKC");
+    check_refused("normalizer", "{\"type\": \"Sequence\", \"normalizers\": [{\"type\": \"Lowercase\"}]}", NULL, "Lowercase");
+    check_refused("normalizer", "{\"type\": \"Replace\", \"pattern\": {\"Regex\": \" +\"}, \"content\": \"x\"}", NULL,
+                  "Replace with a regex");
+    check_refused("normalizer", "{\"type\": \"Precompiled\", \"precompiled_charsmap\": \"\"}", NULL, "Precompiled");
+    check_refused("pre_tokenizer", "{\"type\": \"Whitespace\"}", NULL, "Whitespace");
+    check_refused("pre_tokenizer", "{\"type\": \"ByteLevel\", \"add_prefix_space\": true}", NULL, "add_prefix_space");
+    check_refused("pre_tokenizer", "{\"type\": \"Split\", \"pattern\": {\"Regex\": \"a\"}, \"behavior\": \"Removed\"}",
+                  NULL, "Split");
+    check_refused("pre_tokenizer", "{\"type\": \"Metaspace\", \"replacement\": \"_\", \"prepend_scheme\": \"often\"}",
+                  NULL, "often");
+    check_refused("pre_tokenizer", "{\"type\": \"Sequence\", \"pretokenizers\": [{\"type\": \"Digits\"}]}", NULL, "Digits");
+    check_refused("decoder", "{\"type\": \"WordPiece\", \"prefix\": \"##\"}", NULL, "WordPiece");
+    check_refused("decoder", "{\"type\": \"Sequence\", \"decoders\": [{\"type\": \"CTC\"}]}", NULL, "CTC");
+    check_refused("type", "\"Unigram\"", "model", "Unigram");
+    check_refused("dropout", "0.1", "model", "dropout");
+    check_refused("continuing_subword_prefix", "\"##\"", "model", "continuing_subword_prefix");
+    check_refused("end_of_word_suffix", "\"</w>\"", "model", "end_of_word_suffix");
+    check_refused("unk_token", "\"<nope>\"", "model", "unk_token");
+}
+
+/* What each large input may take: about 100 times what it takes here, so
+ * that only a blow-up (a quadratic step) fails it. */
+#define TIME_BOUND_S 10.0
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Megabytes that are one piece (no pre-tokenizer) or long runs of one
+ * character, in time, and decoded back to the text (Gemma 3's form loses
+ * nothing but U+2581, which decodes as a space; Llama 3's nothing) */
+static void check_large(const char* form, const char* unit, size_t times)
+{
+    int const rep = !strcmp(unit, "\xE2\x96\x81");
+    glyd_tokenizer* const t = open_form(form);
+    size_t const ul = strlen(unit), n = ul * times;
+    char* const text = (char*)malloc(n + 1);
+    char* back = NULL;
+    int* ids = NULL;
+    size_t nb = 0, size = 0, i;
+    double t0;
+    CHECK(t && text);
+    if (!t || !text) { glyd_tokenizerFree(t); free(text); return; }
+    for (i = 0; i < times; i++) memcpy(text + i * ul, unit, ul);
+    t0 = seconds();
+    CHECK_OK(glyd_tokenizerEncode(t, text, n, &ids, &nb));
+    CHECK_OK(glyd_tokenizerDecode(t, ids, nb, &back, &size));
+    if (seconds() - t0 > TIME_BOUND_S) fprintf(stderr, "# %s: %zu bytes took %.1f s\n", form, n, seconds() - t0);
+    CHECK(seconds() - t0 < TIME_BOUND_S);
+    if (rep) {
+        for (i = 0; back && i < size && back[i] == ' '; i++) {}
+        CHECK(back && size == times && i == size);
+    } else {
+        if (!(nb > 0 && back && size == n && memcmp(back, text, n) == 0))
+            fprintf(stderr, "# %s: %zu bytes of [%.20s] decode to %zu bytes\n", form, n, unit, size);
+        CHECK(nb > 0 && back && size == n && memcmp(back, text, n) == 0);
+    }
+    free(back);
+    free(ids);
+    free(text);
+    glyd_tokenizerFree(t);
+}
+
+TEST(tokenizer_forms_megabytes_as_one_piece)
+{
+    char* alice = NULL;
+    size_t size = 0;
+    check_large("gemma3", " ", 1 << 20);
+    check_large("gemma3", "\n", 1 << 20);
+    check_large("gemma3", "\xE2\x96\x81", 1 << 18);        /* U+2581 itself */
+    check_large("gemma3", "\xF0\x9F\x98\x80", 1 << 18);    /* one emoji, byte fallback */
+    check_large("gemma3", "\xE4\xB8\xAD\xE6\x96\x87", 1 << 18); /* CJK, byte fallback */
+    check_large("gemma3", "e\xCC\x81 ", 1 << 18);          /* combining marks */
+    check_large("llama3", " ", 1 << 20);
+    check_large("llama3", " \n", 1 << 19);
+    check_large("llama3", "7", 1 << 20);
+    CHECK_OK(glyd_readFile("tests/data/../../samples/alice29.txt", &alice, &size));
+    if (alice) {
+        /* alice29.txt without its spaces and line breaks, as one piece */
+        size_t i, k = 0;
+        for (i = 0; i < size; i++)
+            if (alice[i] != ' ' && alice[i] != '\n' && alice[i] != '\r') alice[k++] = alice[i];
+        alice[k] = 0;
+        check_large("gemma3", alice, 8);
+        check_large("llama3", alice, 8);
+    }
+    free(alice);
+}
