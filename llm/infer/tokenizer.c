@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tokenizer.c: byte-level BPE as Hugging Face's tokenizer.json describes it
- * (the GPT-2 family: Qwen, Llama 3): added tokens matched in the raw text
- * first, NFC normalization (nfc.c), the pre-tokenizer's regex split
- * (PCRE2), each piece's bytes mapped to printable characters and merged by
- * rank, and the way back from ids to bytes. Every step takes time linear in
- * the text, but the merges of one piece: O(m log m) for m bytes.
- * docs/TOKENIZER.md tells more.
+ * tokenizer.c: BPE as Hugging Face's tokenizer.json describes it: the
+ * vocabulary and merges, byte-level BPE (the GPT-2 family: Qwen, Llama 3:
+ * each piece's bytes mapped to printable characters and merged by rank),
+ * the pre-tokenizer's regex split (PCRE2), the encoding's order of steps,
+ * and the way back from ids to bytes. The normalizer, Metaspace, the model
+ * over characters (sentencepiece.c), added tokens (added_tokens.c) and
+ * decoders (decoder.c) are in files of their own. Every step takes time
+ * linear in the text, but the merges of one piece: O(m log m) for m
+ * symbols. docs/TOKENIZER.md tells more.
  */
 #include <stdlib.h>
 #include <utf8proc.h>
