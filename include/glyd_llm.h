@@ -108,10 +108,12 @@ GLYD_API size_t glyd_llmForward(glyd_llm* llm, const int* tokens, size_t n, size
  *  leaving the backend: greedy decoding. */
 GLYD_API size_t glyd_llmGreedy(glyd_llm* llm, const int* tokens, size_t n, size_t pos, int* next);
 
-/* A model's tokenizer: byte-level BPE from Hugging Face's tokenizer.json
- * (the GPT-2 family: Qwen, Llama 3): NFC, the pre-tokenizer's regex,
- * merges by rank; added and special tokens written in the text are
- * matched as single tokens. */
+/* A model's tokenizer: BPE from Hugging Face's tokenizer.json, byte-level
+ * (the GPT-2 family: Qwen, Llama 3) or over characters with byte fallback
+ * (Llama 2, Mistral, Gemma 3): the normalizer, pre-tokenizer and decoder
+ * as the file declares them (one not built is refused), merges by rank;
+ * added and special tokens written in the text are matched as single
+ * tokens, with their flags. */
 typedef struct glyd_tokenizer_s glyd_tokenizer;
 
 /** Opens the tokenizer of a model folder, of a packed model, or a
@@ -127,6 +129,10 @@ GLYD_API size_t glyd_tokenizerEncode(const glyd_tokenizer* tok, const char* text
 /** The bytes a token stands for (part of a UTF-8 character, at times). */
 GLYD_API size_t glyd_tokenizerBytes(const glyd_tokenizer* tok, int id, const unsigned char** bytes,
                                     size_t* size);
+/** The text of ids as the tokenizer's decoder gives it (tokenizers' decode
+ *  without skipping special tokens): *text is allocated (free() it),
+ *  *size bytes of UTF-8 and a NUL. */
+GLYD_API size_t glyd_tokenizerDecode(const glyd_tokenizer* tok, const int* ids, size_t n, char** text, size_t* size);
 /** The id of a token written as the vocabulary writes it ("<|im_end|>"), or -1. */
 GLYD_API int glyd_tokenizerFind(const glyd_tokenizer* tok, const char* token);
 GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);

@@ -1,67 +1,27 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * tokenizer.c: byte-level BPE as Hugging Face's tokenizer.json describes it
- * (the GPT-2 family: Qwen, Llama 3): added tokens matched in the raw text
- * first, NFC normalization (nfc.c), the pre-tokenizer's regex split
- * (PCRE2), each piece's bytes mapped to printable characters and merged by
- * rank, and the way back from ids to bytes. Every step takes time linear in
- * the text, but the merges of one piece: O(m log m) for m bytes.
- * docs/TOKENIZER.md tells more.
+ * tokenizer.c: BPE as Hugging Face's tokenizer.json describes it: the
+ * vocabulary and merges, byte-level BPE (the GPT-2 family: Qwen, Llama 3:
+ * each piece's bytes mapped to printable characters and merged by rank),
+ * the pre-tokenizer's regex split (PCRE2), the encoding's order of steps,
+ * and the way back from ids to bytes. The normalizer, Metaspace, the model
+ * over characters (sentencepiece.c), added tokens (added_tokens.c) and
+ * decoders (decoder.c) are in files of their own. Every step takes time
+ * linear in the text, but the merges of one piece: O(m log m) for m
+ * symbols. docs/TOKENIZER.md tells more.
  */
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 #include <stdlib.h>
 #include <utf8proc.h>
 
-#include "infer.h"
+#include "tokenizer_forms.h"
 
 /* Ids beyond this are refused: the largest vocabularies hold about 260K
  * tokens, and tables are sized by the largest id. */
 #define GLYD_TOKEN_ID_MAX (1 << 21)
 
-/* ------------------------------------------------------------------------ */
-/* A string -> id map (open addressing)                                     */
-/* ------------------------------------------------------------------------ */
-
-typedef struct {
-    uint32_t* slots;            /* id + 1, 0 = empty */
-    size_t mask;
-} str_map;
-
 static uint64_t hash_bytes(const void* p, size_t n) { return XXH3_64bits(p, n); }
 
-/* A merge: (left id, right id) -> its rank, the merged id; in one entry so
- * that a lookup touches one cache line. */
-typedef struct {
-    uint64_t key;               /* left << 32 | right, +1; 0 = empty */
-    uint32_t rank, id;
-} merge_entry;
-
-struct glyd_tokenizer_s {
-    /* every token's text as the vocabulary spells it (byte-level characters)
-     * and as the bytes it stands for */
-    char** text;
-    uint8_t** bytes;
-    uint32_t* nbBytes;
-    size_t nbIds;               /* the largest id + 1 */
-    str_map vocab;
-    /* merges: (left id, right id) -> rank, merged id */
-    merge_entry* merges;
-    size_t mergeMask;
-    int ignoreMerges;
-    /* added tokens, matched in the raw text, longest first */
-    uint32_t* added;
-    uint32_t* addedLen;
-    size_t nbAdded;
-    uint8_t addedFirst[256];    /* 1 for the bytes an added token starts with */
-    pcre2_code* split;
-    pcre2_match_data* match;
-    pcre2_match_context* limits;  /* the match limit, set for each window */
-    uint32_t byteChar[256];     /* the byte-level character of each byte */
-    uint32_t charToken[256];    /* the id of each byte's one-character token */
-};
-
-static size_t map_find(const glyd_tokenizer* t, const char* s, size_t n)
+size_t glyd_tokFind(const glyd_tokenizer* t, const char* s, size_t n)
 {
     size_t i = hash_bytes(s, n) & t->vocab.mask;
     for (;; i = (i + 1) & t->vocab.mask) {
@@ -141,38 +101,29 @@ static size_t fail(char* why, size_t cap, const char* text, size_t err)
     return err;
 }
 
-/* Added tokens longest first, so that the first one found at a position
- * is the longest there (insertion sort: a few dozen of them). */
-static void sort_added(glyd_tokenizer* t)
+static size_t set_text(glyd_tokenizer* t, size_t id, const char* s)
 {
-    size_t i, j;
-    for (i = 1; i < t->nbAdded; i++) {
-        uint32_t const v = t->added[i];
-        size_t const l = strlen(t->text[v]);
-        for (j = i; j > 0 && strlen(t->text[t->added[j - 1]]) < l; j--) t->added[j] = t->added[j - 1];
-        t->added[j] = v;
-    }
+    RETURN_ERROR_IF(id >= t->nbIds, GENERIC, "id");
+    free(t->text[id]);
+    t->text[id] = strdup(s);
+    RETURN_ERROR_IF(!t->text[id], memory_allocation, "token");
+    return 0;
 }
 
-static size_t set_token(glyd_tokenizer* t, size_t id, const char* s, int byteLevel)
+/* The bytes of a byte-level token (added ones too, as the ByteLevel decoder
+ * sees them): its characters mapped back, its text as it is when one is
+ * not of the 256; the other forms' in decoder.c. */
+static size_t set_bytes(glyd_tokenizer* t, size_t id)
 {
     uint8_t buf[1024];
     uint32_t n = 0;
-    RETURN_ERROR_IF(id >= t->nbIds, GENERIC, "id");
-    free(t->text[id]);
+    const char* const s = t->text[id];
+    if (!t->byteLevel) return glyd_tokSetBytes(t, id);
+    if (strlen(s) >= sizeof(buf) || !unmap_bytes(t, s, buf, &n)) return glyd_tokSetBytes(t, id);
     free(t->bytes[id]);
-    t->text[id] = strdup(s);
-    RETURN_ERROR_IF(!t->text[id], memory_allocation, "token");
-    if (byteLevel && strlen(s) < sizeof(buf) && unmap_bytes(t, s, buf, &n)) {
-        t->bytes[id] = (uint8_t*)malloc(n ? n : 1);
-        RETURN_ERROR_IF(!t->bytes[id], memory_allocation, "token");
-        memcpy(t->bytes[id], buf, n);
-    } else {
-        n = (uint32_t)strlen(s);
-        t->bytes[id] = (uint8_t*)malloc(n ? n : 1);
-        RETURN_ERROR_IF(!t->bytes[id], memory_allocation, "token");
-        memcpy(t->bytes[id], s, n);
-    }
+    t->bytes[id] = (uint8_t*)malloc(n ? n : 1);
+    RETURN_ERROR_IF(!t->bytes[id], memory_allocation, "token");
+    memcpy(t->bytes[id], buf, n);
     t->nbBytes[id] = n;
     return 0;
 }
@@ -182,7 +133,7 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
     glyd_tokenizer* const t = (glyd_tokenizer*)calloc(1, sizeof(glyd_tokenizer));
     json_error_t jerr;
     json_t* root = NULL;
-    const json_t *model, *vocab, *merges, *added, *pre;
+    const json_t *model, *vocab, *merges, *added;
     const char* key;
     json_t* value;
     size_t maxId = 0, i, cap;
@@ -198,7 +149,11 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
     if (!root) { r = fail(why, whyCap, "tokenizer.json is not valid JSON", GLYD_ERROR(model_invalid)); goto done; }
     if (!json_is_object(model) || !json_is_string(json_object_get(model, "type")) ||
         strcmp(json_string_value(json_object_get(model, "type")), "BPE") != 0) {
-        r = fail(why, whyCap, "tokenizer.json: only BPE models are supported", GLYD_ERROR(model_unsupported));
+        const char* const type = json_string_value(json_object_get(model, "type"));
+        char line[160];
+        snprintf(line, sizeof line, "tokenizer.json: the model %.60s is not supported (only BPE)",
+                 type ? type : "(without a type)");
+        r = fail(why, whyCap, line, GLYD_ERROR(model_unsupported));
         goto done;
     }
     if (!json_is_object(vocab) || !json_is_array(merges)) {
@@ -222,25 +177,29 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
     t->text = (char**)calloc(t->nbIds, sizeof(char*));
     t->bytes = (uint8_t**)calloc(t->nbIds, sizeof(uint8_t*));
     t->nbBytes = (uint32_t*)calloc(t->nbIds, sizeof(uint32_t));
+    t->isAdded = (uint8_t*)calloc(t->nbIds, 1);
     for (cap = 16; cap < 2 * t->nbIds; cap <<= 1) {}
     t->vocab.slots = (uint32_t*)calloc(cap, sizeof(uint32_t));
     t->vocab.mask = cap - 1;
-    if (!t->text || !t->bytes || !t->nbBytes || !t->vocab.slots) { r = GLYD_ERROR(memory_allocation); goto done; }
+    if (!t->text || !t->bytes || !t->nbBytes || !t->isAdded || !t->vocab.slots) { r = GLYD_ERROR(memory_allocation); goto done; }
     json_object_foreach((json_t*)vocab, key, value) {
         size_t const id = (size_t)json_integer_value(value);
         if (t->text[id]) {
             r = fail(why, whyCap, "tokenizer.json: two vocabulary entries share an id", GLYD_ERROR(model_invalid));
             goto done;
         }
-        r = set_token(t, id, key, 1);
+        r = set_text(t, id, key);
         if (glyd_isError(r)) goto done;
         map_put(t, (uint32_t)id);
     }
-    for (i = 0; i < 256; i++) {
+    /* the normalizer, pre-tokenizer, decoder and the model's options */
+    r = glyd_tokReadForms(t, root, why, whyCap);
+    if (glyd_isError(r)) goto done;
+    for (i = 0; i < 256 && t->byteLevel; i++) {
         char c[8];
         size_t id;
         c[utf8proc_encode_char((utf8proc_int32_t)t->byteChar[i], (utf8proc_uint8_t*)c)] = 0;
-        id = map_find(t, c, strlen(c));
+        id = glyd_tokFind(t, c, strlen(c));
         if (id == SIZE_MAX) {
             r = fail(why, whyCap, "tokenizer.json: the vocabulary lacks a byte's token (not byte-level BPE)",
                      GLYD_ERROR(model_unsupported));
@@ -275,9 +234,9 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
             goto bad_merge;
         }
         snprintf(joined, sizeof joined, "%s%s", left, right);
-        a = map_find(t, left, strlen(left));
-        b = map_find(t, right, strlen(right));
-        c = map_find(t, joined, strlen(joined));
+        a = glyd_tokFind(t, left, strlen(left));
+        b = glyd_tokFind(t, right, strlen(right));
+        c = glyd_tokFind(t, joined, strlen(joined));
         if (a == SIZE_MAX || b == SIZE_MAX || c == SIZE_MAX) goto bad_merge;
         slot = merge_slot(t, (uint32_t)a, (uint32_t)b);
         if (t->merges[slot].key) continue; /* the first rank wins */
@@ -291,60 +250,11 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
         goto done;
     }
 
-    /* added tokens: matched in the text as they are written */
-    t->added = (uint32_t*)calloc(json_array_size(added) + 1, sizeof(uint32_t));
-    if (!t->added) { r = GLYD_ERROR(memory_allocation); goto done; }
-    for (i = 0; i < json_array_size(added); i++) {
-        const json_t* const a = json_array_get(added, i);
-        const json_t* const id = json_object_get(a, "id");
-        const json_t* const content = json_object_get(a, "content");
-        if (!json_is_integer(id) || !json_is_string(content) || json_integer_value(id) < 0 ||
-            json_integer_value(id) >= GLYD_TOKEN_ID_MAX || !*json_string_value(content)) {
-            r = fail(why, whyCap, "tokenizer.json: an added token lacks its id or content", GLYD_ERROR(model_invalid));
-            goto done;
-        }
-        r = set_token(t, (size_t)json_integer_value(id), json_string_value(content), 0);
-        if (glyd_isError(r)) goto done;
-        t->added[t->nbAdded++] = (uint32_t)json_integer_value(id);
-    }
-    sort_added(t);
-    t->addedLen = (uint32_t*)calloc(t->nbAdded + 1, sizeof(uint32_t));
-    if (!t->addedLen) { r = GLYD_ERROR(memory_allocation); goto done; }
-    for (i = 0; i < t->nbAdded; i++) {
-        const char* const s = t->text[t->added[i]];
-        t->addedLen[i] = (uint32_t)strlen(s);
-        t->addedFirst[(uint8_t)s[0]] = 1;
-    }
-
-    /* the pre-tokenizer's split pattern; GPT-2's when there is none */
-    pre = json_object_get(root, "pre_tokenizer");
-    {
-        const char* pattern = NULL;
-        const json_t* list = json_object_get(pre, "pretokenizers");
-        size_t k;
-        if (json_is_object(pre) && !list) list = NULL;
-        for (k = 0; list && k < json_array_size(list); k++) {
-            const json_t* const p = json_array_get(list, k);
-            const char* const type = json_string_value(json_object_get(p, "type"));
-            if (type && !strcmp(type, "Split"))
-                pattern = json_string_value(json_object_get(json_object_get(p, "pattern"), "Regex"));
-        }
-        if (!pattern) pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-        {
-            int code;
-            PCRE2_SIZE off;
-            t->split = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, PCRE2_UTF | PCRE2_UCP, &code, &off, NULL);
-            if (!t->split) {
-                r = fail(why, whyCap, "tokenizer.json: the pre-tokenizer's regex does not compile", GLYD_ERROR(model_unsupported));
-                goto done;
-            }
-            /* when JIT is there; the interpreter otherwise */
-            pcre2_jit_compile(t->split, PCRE2_JIT_COMPLETE | PCRE2_JIT_PARTIAL_HARD);
-            t->match = pcre2_match_data_create_from_pattern(t->split, NULL);
-            t->limits = pcre2_match_context_create(NULL);
-            if (!t->match || !t->limits) { r = GLYD_ERROR(memory_allocation); goto done; }
-        }
-    }
+    /* added tokens, then every token's bytes */
+    r = glyd_tokReadAdded(t, added, why, whyCap);
+    if (glyd_isError(r)) goto done;
+    for (i = 0; i < t->nbIds && !glyd_isError(r); i++)
+        if (t->text[i]) r = set_bytes(t, i);
 done:
     json_decref(root);
     if (glyd_isError(r)) {
@@ -368,8 +278,9 @@ void glyd_tokenizerFree(glyd_tokenizer* t)
     free(t->nbBytes);
     free(t->vocab.slots);
     free(t->merges);
-    free(t->added);
-    free(t->addedLen);
+    free(t->isAdded);
+    glyd_tokFreeAdded(t);
+    glyd_tokFreeForms(t);
     pcre2_match_data_free(t->match);
     pcre2_match_context_free(t->limits);
     pcre2_code_free(t->split);
@@ -380,9 +291,7 @@ void glyd_tokenizerFree(glyd_tokenizer* t)
 /* Encoding                                                                 */
 /* ------------------------------------------------------------------------ */
 
-typedef struct { int* ids; size_t n, cap; } id_list;
-
-static size_t push(id_list* l, int id)
+size_t glyd_tokPush(id_list* l, int id)
 {
     if (l->n == l->cap) {
         size_t const cap = l->cap ? 2 * l->cap : 64;
@@ -467,12 +376,11 @@ static uint32_t merge_rank(const glyd_tokenizer* t, uint32_t a, uint32_t b)
 /* BPE of one piece in O(n log n): symbols in a linked list (id, next,
  * prev: n each), candidate merges in a heap (at most 2n: n - 1 at first,
  * then each merge takes one and adds two). */
-static size_t bpe_merge(const glyd_tokenizer* t, const uint8_t* s, size_t n, uint32_t* id, uint32_t* next,
-                        uint32_t* prev, uint64_t* heap, id_list* out)
+static size_t bpe_merge(const glyd_tokenizer* t, uint32_t* id, size_t n, uint32_t* next, uint32_t* prev,
+                        uint64_t* heap, id_list* out)
 {
     size_t nh = 0, i;
     for (i = 0; i < n; i++) {
-        id[i] = t->charToken[s[i]];
         prev[i] = i ? (uint32_t)i - 1 : BPE_NONE;
         next[i] = i + 1 < n ? (uint32_t)i + 1 : BPE_NONE;
     }
@@ -498,18 +406,16 @@ static size_t bpe_merge(const glyd_tokenizer* t, const uint8_t* s, size_t n, uin
         if (next[left] != BPE_NONE && (r = merge_rank(t, id[left], id[next[left]])) != UINT32_MAX)
             heap_push(heap, &nh, merge_key(r, left));
     }
-    for (i = 0; i != BPE_NONE; i = next[i]) FORWARD_IF_ERROR(push(out, (int)id[i]));
+    for (i = 0; i != BPE_NONE; i = next[i]) FORWARD_IF_ERROR(glyd_tokPush(out, (int)id[i]));
     return 0;
 }
 
 /* A short piece (most words): the best-ranked pair found by a scan for
- * each merge. Quadratic, but below BPE_SCAN bytes faster than the heap
+ * each merge. Quadratic, but below BPE_SCAN symbols faster than the heap
  * (a quarter less time on English prose). */
-static size_t bpe_scan(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+static size_t bpe_scan(const glyd_tokenizer* t, uint32_t* sym, size_t n, id_list* out)
 {
-    uint32_t sym[BPE_SCAN];
     size_t len = n, i;
-    for (i = 0; i < n; i++) sym[i] = t->charToken[s[i]];
     while (len > 1) {
         uint32_t bestRank = UINT32_MAX, bestId = 0;
         size_t best = 0;
@@ -526,38 +432,63 @@ static size_t bpe_scan(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_l
         memmove(sym + best + 1, sym + best + 2, (len - best - 2) * sizeof(uint32_t));
         len--;
     }
-    for (i = 0; i < len; i++) FORWARD_IF_ERROR(push(out, (int)sym[i]));
+    for (i = 0; i < len; i++) FORWARD_IF_ERROR(glyd_tokPush(out, (int)sym[i]));
     return 0;
 }
 
-/* One pre-token's bytes: start from their one-character tokens and apply
- * the best-ranked merge until none applies. */
-static size_t bpe(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+size_t glyd_tokMerge(const glyd_tokenizer* t, uint32_t* ids, size_t n, id_list* out)
 {
-    if (t->ignoreMerges) {
-        /* the whole piece, when the vocabulary has it */
-        char buf[1024];
-        size_t k = 0, i, id;
-        for (i = 0; i < n && k + 4 < sizeof buf; i++)
-            k += (size_t)utf8proc_encode_char((utf8proc_int32_t)t->byteChar[s[i]], (utf8proc_uint8_t*)buf + k);
-        if (i == n && (id = map_find(t, buf, k)) != SIZE_MAX) return push(out, (int)id);
-    }
-    if (n <= BPE_SCAN) return bpe_scan(t, s, n, out);
+    if (n <= BPE_SCAN) return bpe_scan(t, ids, n, out);
     if (n <= BPE_STACK) {
-        uint32_t id[BPE_STACK], next[BPE_STACK], prev[BPE_STACK];
+        uint32_t next[BPE_STACK], prev[BPE_STACK];
         uint64_t heap[2 * BPE_STACK];
-        return bpe_merge(t, s, n, id, next, prev, heap, out);
+        return bpe_merge(t, ids, n, next, prev, heap, out);
     }
-    RETURN_ERROR_IF(n >= BPE_NONE, parameter_outOfBound, "a piece of 4 GiB or more");
+    RETURN_ERROR_IF(n >= BPE_NONE, parameter_outOfBound, "a piece of 4 G symbols or more");
     {
-        uint32_t* const id = (uint32_t*)malloc(3 * n * sizeof(uint32_t));
+        uint32_t* const link = (uint32_t*)malloc(2 * n * sizeof(uint32_t));
         uint64_t* const heap = (uint64_t*)malloc(2 * n * sizeof(uint64_t));
         size_t r = GLYD_ERROR(memory_allocation);
-        if (id && heap) r = bpe_merge(t, s, n, id, id + n, id + 2 * n, heap, out);
-        free(id);
+        if (link && heap) r = bpe_merge(t, ids, n, link, link + n, heap, out);
+        free(link);
         free(heap);
         return r;
     }
+}
+
+/* One byte-level pre-token: its bytes start as their one-character tokens,
+ * merged by rank; with ignore_merges, the whole piece when the vocabulary
+ * has it. */
+static size_t bpe(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+{
+    size_t i;
+    if (t->ignoreMerges) {
+        char buf[1024];
+        size_t k = 0, id;
+        for (i = 0; i < n && k + 4 < sizeof buf; i++)
+            k += (size_t)utf8proc_encode_char((utf8proc_int32_t)t->byteChar[s[i]], (utf8proc_uint8_t*)buf + k);
+        if (i == n && (id = glyd_tokFind(t, buf, k)) != SIZE_MAX) return glyd_tokPush(out, (int)id);
+    }
+    if (n <= BPE_STACK) {
+        uint32_t ids[BPE_STACK];
+        for (i = 0; i < n; i++) ids[i] = t->charToken[s[i]];
+        return glyd_tokMerge(t, ids, n, out);
+    }
+    {
+        uint32_t* const ids = (uint32_t*)malloc(n * sizeof(uint32_t));
+        size_t r;
+        RETURN_ERROR_IF(!ids, memory_allocation, "piece");
+        for (i = 0; i < n; i++) ids[i] = t->charToken[s[i]];
+        r = glyd_tokMerge(t, ids, n, out);
+        free(ids);
+        return r;
+    }
+}
+
+size_t glyd_tokPiece(const glyd_tokenizer* t, const uint8_t* s, size_t n, id_list* out)
+{
+    if (n == 0) return 0;
+    return t->byteLevel ? bpe(t, s, n, out) : glyd_tokCharPiece(t, s, n, out);
 }
 
 /* The length of a character from its first byte, in valid UTF-8. */
@@ -613,61 +544,63 @@ static size_t next_match(const glyd_tokenizer* t, const uint8_t* s, size_t len, 
     }
 }
 
-/* Text without added tokens: NFC, split, BPE. The NFC is the one check of
- * the UTF-8 (invalid text is refused): the pattern then matches without
- * checking it again. The text between two matches is a piece of its own;
- * an empty match ends the one before it (as the Split pre-tokenizer's
- * Isolated behaviour has it). */
-static size_t encode_plain(const glyd_tokenizer* t, const char* text, size_t n, id_list* out)
+/* Normalized text split by the pattern: the text between two matches is
+ * a piece of its own; an empty match ends the one before it (as the Split
+ * pre-tokenizer's Isolated behaviour has it). The text was checked as
+ * UTF-8 when normalized: the pattern matches without checking it again. */
+static size_t split_pieces(const glyd_tokenizer* t, const uint8_t* s, size_t len, id_list* out)
 {
-    uint8_t* nfc;
-    size_t len, gap = 0, from = 0, r = 0;
-    if (n == 0) return 0;
-    FORWARD_IF_ERROR(glyd_textNfc((const uint8_t*)text, n, &nfc, &len));
+    size_t gap = 0, from = 0, r = 0;
     while (from < len) {
         size_t start, end;
-        r = next_match(t, nfc, len, from, &start, &end);
+        r = next_match(t, s, len, from, &start, &end);
         if (r != 1) break;
-        if (start > gap) r = bpe(t, nfc + gap, start - gap, out);
+        if (start > gap) r = glyd_tokPiece(t, s + gap, start - gap, out);
         if (glyd_isError(r) || start == len) break;
         if (end > start) {
-            r = bpe(t, nfc + start, end - start, out);
+            r = glyd_tokPiece(t, s + start, end - start, out);
             gap = from = end;
         } else {
             gap = start;
-            from = start + utf8_length(nfc[start]);
+            from = start + utf8_length(s[start]);
         }
         if (glyd_isError(r)) break;
     }
-    if (!glyd_isError(r) && gap < len) r = bpe(t, nfc + gap, len - gap, out);
-    free(nfc);
+    if (!glyd_isError(r) && gap < len) r = glyd_tokPiece(t, s + gap, len - gap, out);
     return glyd_isError(r) ? r : 0;
+}
+
+/* Normalized text between added tokens: the pre-tokenizer's pieces (the
+ * whole text when there is none), each through the model. */
+static size_t encode_normalized(const glyd_tokenizer* t, const char* text, size_t n, int atStart, id_list* out)
+{
+    const uint8_t* const s = (const uint8_t*)text;
+    if (n == 0) return 0;
+    if (t->metaspace) return glyd_tokMetaspace(t, s, n, atStart, out);
+    if (t->split) return split_pieces(t, s, n, out);
+    return glyd_tokPiece(t, s, n, out);
+}
+
+/* Raw text between added tokens: normalized (the one check of the UTF-8:
+ * invalid text is refused), then split around the added tokens that match
+ * normalized text. */
+static size_t encode_raw(const glyd_tokenizer* t, const char* text, size_t n, int atStart, id_list* out)
+{
+    uint8_t* norm;
+    size_t len, r;
+    if (n == 0) return 0;
+    FORWARD_IF_ERROR(glyd_tokNormalize(t, text, n, &norm, &len));
+    r = glyd_tokSplitAdded(t, &t->normed, (const char*)norm, len, atStart, encode_normalized, out);
+    free(norm);
+    return r;
 }
 
 size_t glyd_tokenizerEncode(const glyd_tokenizer* t, const char* text, size_t n, int** ids, size_t* nbIds)
 {
     id_list out = { NULL, 0, 0 };
-    size_t plainStart = 0, pos = 0, r = 0;
+    size_t const r = glyd_tokSplitAdded(t, &t->raw, text, n, 1, encode_raw, &out);
     *ids = NULL;
     *nbIds = 0;
-    while (pos < n) {
-        size_t k, hit = SIZE_MAX, hitLen = 0;
-        if (!t->addedFirst[(uint8_t)text[pos]]) { pos++; continue; }
-        for (k = 0; k < t->nbAdded && hit == SIZE_MAX; k++) {
-            size_t const l = t->addedLen[k];
-            if (l <= n - pos && memcmp(text + pos, t->text[t->added[k]], l) == 0) {
-                hit = t->added[k];
-                hitLen = l;
-            }
-        }
-        if (hit == SIZE_MAX) { pos++; continue; }
-        r = encode_plain(t, text + plainStart, pos - plainStart, &out);
-        if (!glyd_isError(r)) r = push(&out, (int)hit);
-        if (glyd_isError(r)) break;
-        pos += hitLen;
-        plainStart = pos;
-    }
-    if (!glyd_isError(r)) r = encode_plain(t, text + plainStart, n - plainStart, &out);
     if (glyd_isError(r)) { free(out.ids); return r; }
     *ids = out.ids;
     *nbIds = out.n;
@@ -688,11 +621,11 @@ size_t glyd_tokenizerBytes(const glyd_tokenizer* t, int id, const uint8_t** byte
 
 int glyd_tokenizerFind(const glyd_tokenizer* t, const char* text)
 {
-    size_t const id = map_find(t, text, strlen(text));
+    size_t const id = glyd_tokFind(t, text, strlen(text));
     size_t k;
     if (id != SIZE_MAX) return (int)id;
     for (k = 0; k < t->nbAdded; k++)
-        if (!strcmp(t->text[t->added[k]], text)) return (int)t->added[k];
+        if (t->added[k].content && !strcmp(t->added[k].content, text)) return (int)t->added[k].id;
     return -1;
 }
 

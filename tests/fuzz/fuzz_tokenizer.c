@@ -3,7 +3,10 @@
  * tokenizer.json, a NUL byte, then a text to encode. The text's NFC must be
  * utf8proc_map's, and refused where utf8proc_map refuses it (not UTF-8);
  * so must the encoding, and every id that comes out must name a token
- * whose bytes can be read. */
+ * whose bytes can be read; the ids must decode to UTF-8 text. The seeds
+ * hold each form built: byte-level (Qwen's, Llama 3's), SentencePiece-style
+ * with byte fallback (Llama 2's, Gemma 3's, Metaspace), added tokens with
+ * each flag. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +56,19 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             const unsigned char* b;
             size_t bn;
             if (glyd_isError(glyd_tokenizerBytes(t, ids[i], &b, &bn))) abort();
+        }
+        {
+            char* back = NULL;
+            size_t backSize = 0, pos = 0;
+            if (glyd_isError(glyd_tokenizerDecode(t, ids, n, &back, &backSize)) || !back || back[backSize]) abort();
+            while (pos < backSize) {
+                utf8proc_int32_t c;
+                utf8proc_ssize_t const k =
+                    utf8proc_iterate((const utf8proc_uint8_t*)back + pos, (utf8proc_ssize_t)(backSize - pos), &c);
+                if (k <= 0) abort();
+                pos += (size_t)k;
+            }
+            free(back);
         }
     }
     free(ids);
