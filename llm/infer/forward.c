@@ -11,6 +11,9 @@
  *     h = rmsnorm(x) ; x += Wdown (silu(Wgate h) * Wup h)
  *   logits = lm_head rmsnorm(x)
  *
+ * Qwen3.5 (deltanet.c) puts Gated DeltaNet in place of attention in most
+ * layers and gates its attention's output.
+ *
  * Everything is fp32 but the weights (bf16, usually coded) and, by default,
  * the cache (bf16). Prompts run through each layer GLYD_BATCH tokens at a
  * time, so that rows decoded once serve them all.
@@ -681,8 +684,9 @@ static size_t alloc_state(glyd_llm* m)
     size_t const cacheElems = (size_t)kv_layers(c) * (size_t)m->ctx * kvDim;
     size_t const elem = m->kvF32 ? 4 : 2;
     unsigned t, l;
-    m->kCache = calloc(cacheElems, elem);
-    m->vCache = calloc(cacheElems, elem);
+    /* + 1: a model of Gated DeltaNet layers only has no cache */
+    m->kCache = calloc(cacheElems + 1, elem);
+    m->vCache = calloc(cacheElems + 1, elem);
     m->x = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xn = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xb2 = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * infer.h: the engine. The forward pass of dense decoder models as Hugging
- * Face defines them (Llama, Qwen2, Qwen3), run on the CPU while the weights
+ * Face defines them (Llama, Qwen2, Qwen3, and Qwen3.5's text model with its
+ * Gated DeltaNet layers), run on the CPU while the weights
  * stay in the tensor codec: each unit of a matrix (whole rows) is decoded
  * just before the rows it holds are multiplied, so no bf16 copy of a matrix
  * ever exists.
