@@ -67,7 +67,7 @@ STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
 .PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-load gpu-model tools demo install \
         uninstall clean py-test bench-python bench-from-pretrained \
-        portable cuda cuda-cpu
+        portable cuda cuda-cpu bench-engine-qwen35
 
 all: $(BUILD)/glyd lib
 
@@ -248,6 +248,14 @@ bench-engine-moe: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	$(Q)test -e $(BUILD)/synth-moe-$(MOE_LAYERS)/config.json || \
 	    $(BUILD)/synth_model --shape 30b-a3b --layers $(MOE_LAYERS) -o $(BUILD)/synth-moe-$(MOE_LAYERS)
 	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-moe-$(MOE_LAYERS) $(BENCH_ARGS)
+# The same on Qwen3.5-9B's widths, cut to QWEN35_LAYERS layers (three Gated
+# DeltaNet layers and one of full attention at 4), made once in
+# $(BUILD)/synth-qwen3.5-9b-$(QWEN35_LAYERS)l.
+QWEN35_LAYERS ?= 4
+bench-engine-qwen35: all $(BUILD)/bench_engine $(BUILD)/synth_model
+	$(Q)test -e $(BUILD)/synth-qwen3.5-9b-$(QWEN35_LAYERS)l/config.json || $(BUILD)/synth_model --shape qwen3.5-9b \
+	    --layers $(QWEN35_LAYERS) -o $(BUILD)/synth-qwen3.5-9b-$(QWEN35_LAYERS)l
+	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-qwen3.5-9b-$(QWEN35_LAYERS)l $(BENCH_ARGS)
 
 # What checking a packed model's tensors at load costs: the synthetic 0.5B
 # model packed in each layout, opened with and without the check.

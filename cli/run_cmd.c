@@ -358,6 +358,12 @@ static int turn(chat* c, const char* message)
         reply = cache_text(c, c->replyStart, &replySize);
         answer = reply ? glyd_chatAnswerStart(reply, replySize) : 0;
         if (answer) c->nbHist = c->replyStart;
+        /* a recurrent state (Qwen3.5) cannot be rewound: the conversation
+         * before the reply is run again from its start */
+        if (answer && c->info.recurrent && c->nbHist) {
+            size_t const err = glyd_llmForward(c->llm, c->hist, c->nbHist, 0, NULL, 0);
+            if (glyd_isError(err)) { free(reply); cli_error("run: %s", glyd_getErrorName(err)); return 1; }
+        }
     }
     cap = strlen(message) + (c->o->system ? strlen(c->o->system) : 0) + (answer ? replySize - answer : 0) + 256;
     text = (char*)malloc(cap);
@@ -597,6 +603,9 @@ int cli_run(int argc, char** argv)
             fprintf(stderr, "%s: on the GPU (%s): weights %s in GPU memory (%.1f%% of bf16)\n", o.model,
                     info.backend, cli_size(a, sizeof a, info.deviceWeightBytes),
                     100.0 * (double)info.deviceWeightBytes / (double)info.weightBytesBf16);
+        if (info.ignoredTensors)
+            fprintf(stderr, "%s: note: %llu tensors (a vision tower, an MTP head) are not used: the text model "
+                            "runs\n", o.model, info.ignoredTensors);
     }
     if (o.generate < 0) o.generate = 0;
     if ((unsigned long long)nbIds + (unsigned long long)o.generate > info.contextLength) {

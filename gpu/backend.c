@@ -482,15 +482,30 @@ static const glyd_backendOps kGpuOps = {
     gpu_logits, gpu_candidates, gpu_close, NULL
 };
 
+size_t glyd_gpuBackendRefuses(const glyd_llmConfig* c, char* why, size_t whyCap)
+{
+    if (c->arch == GLYD_ARCH_QWEN3_5) {
+        snprintf(why, whyCap, "Qwen3.5 (its Gated DeltaNet layers) runs on the CPU only: glyd run without --gpu");
+        RETURN_ERROR(model_unsupported, "GPU backend: Qwen3.5");
+    }
+    return 0;
+}
+
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
                            void** state, unsigned long long* deviceBytes, char* why, size_t whyCap)
 {
     glyd_llmConfig const* const c = w->cfg;
     size_t const qDim = (size_t)c->nbHeads * c->headDim, kvDim = (size_t)c->nbKvHeads * c->headDim;
-    gpu_backend* const g = (gpu_backend*)calloc(1, sizeof(gpu_backend));
+    gpu_backend* g;
     size_t r = 0, total = 0, avail = 0;
     unsigned l, k;
     why[0] = 0;
+    r = glyd_gpuBackendRefuses(c, why, whyCap);
+    if (glyd_isError(r)) {
+        d->release(d);
+        return r;
+    }
+    g = (gpu_backend*)calloc(1, sizeof(gpu_backend));
     if (!g) {
         d->release(d);
         RETURN_ERROR(memory_allocation, "GPU backend");

@@ -87,6 +87,12 @@ typedef struct {
     long long bosToken, eosToken;    /* -1 when the config has none */
     const char* backend;             /* where the forward pass runs: "cpu", "cuda", "emulated" */
     unsigned long long deviceWeightBytes; /* weights in GPU memory (0 on the CPU) */
+    /* 1 when the model keeps a recurrent state (Qwen3.5's Gated DeltaNet
+     * layers): glyd_llmForward then starts only at pos 0 or at the end of
+     * the tokens already run, never earlier (a conversation rewound is fed
+     * again from 0) */
+    int recurrent;
+    unsigned long long ignoredTensors; /* tensors the text model does not use (a vision tower, an MTP head) */
 } glyd_llmInfo;
 
 /** Opens a model: a Hugging Face folder (config.json and safetensors
@@ -99,7 +105,9 @@ GLYD_API size_t glyd_llmGetInfo(const glyd_llm* llm, glyd_llmInfo* info);
 /** Runs tokens[0..n) at positions pos..pos+n-1, after the pos tokens the
  *  cache already holds (pos = 0 starts afresh). Writes the last token's
  *  logits to logits (vocabSize floats), or every token's when allLogits is
- *  1 (n x vocabSize). Returns 0 or an error. */
+ *  1 (n x vocabSize). Returns 0 or an error; a recurrent model
+ *  (glyd_llmInfo.recurrent) refuses a pos other than 0 and the end of the
+ *  tokens run so far with stage_wrong. */
 GLYD_API size_t glyd_llmForward(glyd_llm* llm, const int* tokens, size_t n, size_t pos, float* logits,
                                 int allLogits);
 

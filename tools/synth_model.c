@@ -6,13 +6,15 @@
  * distribution of real weights (sampled from --like) and random signs and
  * mantissas. Norm weights are 1.0.
  *
- *   build/synth_model --shape 0.5b|8b|tiny|30b-a3b [--layers N] [--like FILE.safetensors]
+ *   build/synth_model --shape 0.5b|8b|tiny|30b-a3b|qwen3.5-9b [--layers N] [--like FILE.safetensors]
  *                     [--seed S] -o DIR
  *
  * 0.5b is Qwen2.5-0.5B's layout (tied embeddings, q/k/v biases); 8b is
  * Llama-3-8B's; 30b-a3b is Qwen3-30B-A3B's, a mixture of experts (128
- * experts 768 wide, 8 chosen, one tensor per expert as on the hub). Built
- * by `make tools`.
+ * experts 768 wide, 8 chosen, one tensor per expert as on the hub);
+ * qwen3.5-9b is Qwen3.5-9B's text model (three Gated DeltaNet layers to one
+ * of gated full attention, the last layer full attention when --layers
+ * asks fewer than four; its 1 + w norms are 0). Built by `make tools`.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@ static const shape_def kShapes[] = {
     { "0.5b", "Qwen2ForCausalLM", "qwen2", 896, 4864, 24, 14, 2, 64, 151936, 1, 1, 1000000.0 },
     { "8b", "LlamaForCausalLM", "llama", 4096, 14336, 32, 32, 8, 128, 128256, 0, 0, 500000.0 },
     { "30b-a3b", "Qwen3MoeForCausalLM", "qwen3_moe", 2048, 6144, 48, 32, 4, 128, 151936, 0, 0, 1000000.0 },
+    { "qwen3.5-9b", "Qwen3_5ForCausalLM", "qwen3_5_text", 4096, 12288, 32, 16, 4, 256, 248320, 0, 0, 10000000.0 },
 };
 
 /* The shapes whose every layer is a mixture of experts (Qwen3-MoE's
@@ -48,6 +51,18 @@ typedef struct {
 static const moe_def kMoe[] = {
     { "30b-a3b", 128, 8, 768 },
 };
+
+/* Qwen3.5-9B's linear attention: 16 key heads and 32 value heads of 128,
+ * a convolution of 4 taps */
+enum { Q35_KEY_HEADS = 16, Q35_VALUE_HEADS = 32, Q35_HEAD = 128, Q35_CONV = 4 };
+
+/* Whether layer a of n is Gated DeltaNet: transformers' pattern (every
+ * fourth full attention), with the last layer full attention in a model cut
+ * to fewer than four, so that both kinds run. */
+static int q35_linear(int a, int n)
+{
+    return n < 4 ? a != n - 1 : (a + 1) % 4 != 0;
+}
 
 typedef struct { uint64_t s; } rng;
 static uint64_t next(rng* r)
@@ -120,7 +135,8 @@ static uint16_t sample(rng* r, const exponent_table* t)
     return (uint16_t)(((x >> 32) & 0x8000) | (e << 7) | ((x >> 40) & 0x7F));
 }
 
-typedef struct { char name[128]; unsigned long long rows, cols; int kind; } spec; /* kind: 0 weight, 1 norm, 2 bias */
+/* kind: 0 weight, 1 norm (1.0), 2 bias, 3 depthwise filter [rows, 1, cols], 4 norm offset (0.0) */
+typedef struct { char name[128]; unsigned long long rows, cols; int kind; } spec;
 
 int main(int argc, char** argv)
 {
@@ -142,7 +158,11 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[a], "--like") && a + 1 < argc) like = argv[++a];
         else if (!strcmp(argv[a], "--seed") && a + 1 < argc) r.s = strtoull(argv[++a], NULL, 0) | 1;
         else if (!strcmp(argv[a], "-o") && a + 1 < argc) out = argv[++a];
-        else { fprintf(stderr, "usage: synth_model --shape 0.5b|8b|tiny|30b-a3b [--layers N] [--like F] [--seed S] -o DIR\n"); return 1; }
+        else {
+            fprintf(stderr, "usage: synth_model --shape 0.5b|8b|tiny|30b-a3b|qwen3.5-9b [--layers N] [--like F] [--seed S] "
+                            "-o DIR\n");
+            return 1;
+        }
     }
     for (i = 0; i < sizeof kShapes / sizeof kShapes[0]; i++)
         if (!strcmp(kShapes[i].name, shapeName)) sh = &kShapes[i];
@@ -165,6 +185,34 @@ int main(int argc, char** argv)
     ADD(0, sh->vocab, sh->hidden, "model.embed_tokens.weight");
     for (a = 0; a < layers; a++) {
         unsigned const q = sh->heads * sh->headDim, kv = sh->kvHeads * sh->headDim;
+        int const q35 = !strcmp(sh->arch, "Qwen3_5ForCausalLM");
+        if (q35) {
+            unsigned const keys = Q35_KEY_HEADS * Q35_HEAD, values = Q35_VALUE_HEADS * Q35_HEAD;
+            ADD(4, sh->hidden, 0, "model.layers.%d.input_layernorm.weight", a);
+            if (q35_linear(a, layers)) {
+                ADD(0, 2 * keys + values, sh->hidden, "model.layers.%d.linear_attn.in_proj_qkv.weight", a);
+                ADD(0, values, sh->hidden, "model.layers.%d.linear_attn.in_proj_z.weight", a);
+                ADD(0, Q35_VALUE_HEADS, sh->hidden, "model.layers.%d.linear_attn.in_proj_b.weight", a);
+                ADD(0, Q35_VALUE_HEADS, sh->hidden, "model.layers.%d.linear_attn.in_proj_a.weight", a);
+                ADD(3, 2 * keys + values, Q35_CONV, "model.layers.%d.linear_attn.conv1d.weight", a);
+                ADD(2, Q35_VALUE_HEADS, 0, "model.layers.%d.linear_attn.dt_bias", a);
+                ADD(2, Q35_VALUE_HEADS, 0, "model.layers.%d.linear_attn.A_log", a);
+                ADD(1, Q35_HEAD, 0, "model.layers.%d.linear_attn.norm.weight", a);
+                ADD(0, sh->hidden, values, "model.layers.%d.linear_attn.out_proj.weight", a);
+            } else {
+                ADD(0, 2 * q, sh->hidden, "model.layers.%d.self_attn.q_proj.weight", a); /* queries and gates */
+                ADD(0, kv, sh->hidden, "model.layers.%d.self_attn.k_proj.weight", a);
+                ADD(0, kv, sh->hidden, "model.layers.%d.self_attn.v_proj.weight", a);
+                ADD(4, sh->headDim, 0, "model.layers.%d.self_attn.q_norm.weight", a);
+                ADD(4, sh->headDim, 0, "model.layers.%d.self_attn.k_norm.weight", a);
+                ADD(0, sh->hidden, q, "model.layers.%d.self_attn.o_proj.weight", a);
+            }
+            ADD(4, sh->hidden, 0, "model.layers.%d.post_attention_layernorm.weight", a);
+            ADD(0, sh->inter, sh->hidden, "model.layers.%d.mlp.gate_proj.weight", a);
+            ADD(0, sh->inter, sh->hidden, "model.layers.%d.mlp.up_proj.weight", a);
+            ADD(0, sh->hidden, sh->inter, "model.layers.%d.mlp.down_proj.weight", a);
+            continue;
+        }
         ADD(1, sh->hidden, 0, "model.layers.%d.input_layernorm.weight", a);
         ADD(0, q, sh->hidden, "model.layers.%d.self_attn.q_proj.weight", a);
         ADD(0, kv, sh->hidden, "model.layers.%d.self_attn.k_proj.weight", a);
@@ -192,14 +240,15 @@ int main(int argc, char** argv)
         ADD(0, sh->inter, sh->hidden, "model.layers.%d.mlp.up_proj.weight", a);
         ADD(0, sh->hidden, sh->inter, "model.layers.%d.mlp.down_proj.weight", a);
     }
-    ADD(1, sh->hidden, 0, "model.norm.weight");
+    ADD(strcmp(sh->arch, "Qwen3_5ForCausalLM") ? 1 : 4, sh->hidden, 0, "model.norm.weight");
     if (!sh->tied) ADD(0, sh->vocab, sh->hidden, "lm_head.weight");
     for (i = 0; i < nb; i++) {
         ts[i].name = specs[i].name;
         ts[i].dtype = GLYD_ST_BF16;
-        ts[i].ndim = specs[i].cols ? 2 : 1;
+        ts[i].ndim = specs[i].kind == 3 ? 3 : specs[i].cols ? 2 : 1;
         ts[i].shape[0] = specs[i].rows;
-        ts[i].shape[1] = specs[i].cols;
+        ts[i].shape[1] = specs[i].kind == 3 ? 1 : specs[i].cols;
+        ts[i].shape[2] = specs[i].cols;
         ts[i].nbElements = specs[i].rows * (specs[i].cols ? specs[i].cols : 1);
     }
     {
@@ -217,9 +266,20 @@ int main(int argc, char** argv)
                    "  \"num_key_value_heads\": %u,\n  \"head_dim\": %u,\n  \"vocab_size\": %llu,\n"
                    "  \"max_position_embeddings\": 32768,\n  \"rms_norm_eps\": 1e-06,\n  \"rope_theta\": %.1f,\n"
                    "  \"tie_word_embeddings\": %s,\n  \"hidden_act\": \"silu\",\n  \"torch_dtype\": \"bfloat16\",\n"
-                   "  \"bos_token_id\": 1,\n  \"eos_token_id\": 2%s\n}\n",
+                   "  \"bos_token_id\": 1,\n  \"eos_token_id\": 2",
                 sh->arch, sh->type, sh->hidden, sh->inter, layers, sh->heads, sh->kvHeads, sh->headDim, sh->vocab,
-                sh->theta, sh->tied ? "true" : "false", moeConfig);
+                sh->theta, sh->tied ? "true" : "false");
+        fprintf(f, "%s", moeConfig);
+        if (!strcmp(sh->arch, "Qwen3_5ForCausalLM")) {
+            fprintf(f, ",\n  \"partial_rotary_factor\": 0.25,\n  \"linear_conv_kernel_dim\": %d,\n"
+                       "  \"linear_key_head_dim\": %d,\n  \"linear_value_head_dim\": %d,\n"
+                       "  \"linear_num_key_heads\": %d,\n  \"linear_num_value_heads\": %d,\n  \"layer_types\": [",
+                    Q35_CONV, Q35_HEAD, Q35_HEAD, Q35_KEY_HEADS, Q35_VALUE_HEADS);
+            for (a = 0; a < layers; a++)
+                fprintf(f, "%s\"%s\"", a ? ", " : "", q35_linear(a, layers) ? "linear_attention" : "full_attention");
+            fprintf(f, "]");
+        }
+        fprintf(f, "\n}\n");
         fclose(f);
         if (glyd_isError(glyd_stWriteHeader(&header, &hsize, ts, nb,
                                             "{\"format\": \"pt\", \"source\": \"glyd synth_model (speed tests only)\"}"))) {
@@ -236,7 +296,7 @@ int main(int argc, char** argv)
                 size_t const n = (size_t)GLYD_MIN(left, 1ULL << 20);
                 size_t k;
                 for (k = 0; k < n; k++)
-                    chunk[k] = specs[i].kind == 1 ? 0x3F80 /* 1.0 */ : sample(&r, &et);
+                    chunk[k] = specs[i].kind == 1 ? 0x3F80 /* 1.0 */ : specs[i].kind == 4 ? 0 : sample(&r, &et);
                 if (fwrite(chunk, 2, n, f) != n) { fprintf(stderr, "synth_model: write: %s\n", strerror(errno)); return 1; }
                 left -= n;
             }

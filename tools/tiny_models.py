@@ -24,6 +24,7 @@ import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
                           Qwen3ForCausalLM)
 from transformers import MixtralConfig, MixtralForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
+from transformers import Qwen3_5Config, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5TextConfig
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -62,6 +63,66 @@ MODELS = [
           tie_word_embeddings=False), 160),
 ]
 
+# Qwen3.5: four layers (three Gated DeltaNet, then full attention with its
+# output gate and a rotary quarter of each head) over 200 positions, so
+# that a prompt crosses several batches and the recurrent state runs long;
+# two value heads per key head, as the released models group them; narrower
+# than the others, to keep the files small.
+QWEN3_5_TEXT = dict(num_hidden_layers=4, hidden_size=32, intermediate_size=48, num_attention_heads=2,
+                    num_key_value_heads=1, head_dim=32, linear_num_key_heads=2, linear_num_value_heads=4,
+                    linear_key_head_dim=16, linear_value_head_dim=16, linear_conv_kernel_dim=4,
+                    rope_parameters={"rope_type": "default", "rope_theta": 10000000.0,
+                                     "partial_rotary_factor": 0.25, "mrope_section": [1, 1, 0],
+                                     "mrope_interleaved": True})
+
+
+def qwen3_5_text_config(**kw):
+    return Qwen3_5TextConfig(**{**kw, **QWEN3_5_TEXT})
+
+
+def qwen3_5_vl_config(**kw):
+    """The released multimodal form: the text model's config nested under
+    text_config, beside a vision tower of one tiny block."""
+    text = {**kw, **QWEN3_5_TEXT}
+    text.pop("tie_word_embeddings", None)
+    vision = dict(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                  patch_size=4, temporal_patch_size=2, spatial_merge_size=2, num_position_embeddings=16)
+    return Qwen3_5Config(text_config=text, vision_config=vision, tie_word_embeddings=False)
+
+
+def add_mtp(out):
+    """The released checkpoints also carry a multi-token-prediction head
+    (mtp.*), which transformers ignores on load; a few such tensors are
+    added to the saved file so that the engine must ignore them too."""
+    from safetensors.torch import load_file, save_file
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    g = torch.Generator().manual_seed(1359)
+    hidden = QWEN3_5_TEXT["hidden_size"]
+    tensors["mtp.fc.weight"] = (torch.randn(hidden, 2 * hidden, generator=g) * 0.05).to(torch.bfloat16)
+    tensors["mtp.norm.weight"] = torch.zeros(hidden, dtype=torch.bfloat16)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+MODELS += [
+    ("tiny-qwen3-5", 1340, qwen3_5_text_config, Qwen3_5ForCausalLM, dict(tie_word_embeddings=False), 200),
+    ("tiny-qwen3-5-vl", 1341, qwen3_5_vl_config, Qwen3_5ForConditionalGeneration, dict(), 64),
+]
+
+
+def center_norms(model):
+    """Qwen3.5's RMSNorms scale by 1 + w and are trained around w = 0:
+    their random weights are moved there (all but the gated norm of the
+    linear attention, which scales by w itself)."""
+    for pname, p in model.named_parameters():
+        if "norm" in pname and "linear_attn.norm" not in pname and "visual" not in pname:
+            p.sub_(1.0)
+
+
+# hooks: ADJUST on the random model before it is saved, POST on the saved folder
+ADJUST = {"tiny-qwen3-5": center_norms, "tiny-qwen3-5-vl": center_norms}
+POST = {"tiny-qwen3-5-vl": add_mtp}
+
 
 def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
     torch.manual_seed(seed)
@@ -72,6 +133,8 @@ def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
         for pname, p in model.named_parameters():
             if pname.endswith("bias") or "norm" in pname:
                 p.copy_(torch.randn_like(p) * 0.1 + (1.0 if "norm" in pname else 0.0))
+        if name in ADJUST:
+            ADJUST[name](model)
     model = model.to(torch.bfloat16)
     out = os.path.join(out_root, name)
     os.makedirs(out, exist_ok=True)
@@ -80,6 +143,8 @@ def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
         path = os.path.join(out, junk)
         if os.path.exists(path):
             os.remove(path)
+    if name in POST:
+        POST[name](out)
     # the reference: the saved bf16 weights loaded afresh and computed in
     # fp32 (casting the model in memory would also round the rotary
     # frequencies, a buffer, to bf16; loading computes them in fp32)

@@ -58,7 +58,7 @@ static size_t refuse(const reason* r, size_t err, const char* prefix, const char
 static size_t refuse(const reason* r, size_t err, const char* prefix, const char* key, const json_t* j,
                      const char* fmt, ...)
 {
-    char value[64], rule[160];
+    char value[64], rule[384]; /* room for the list of supported classes */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(rule, sizeof rule, fmt, ap);
@@ -162,12 +162,18 @@ static size_t get_token(const json_t* o, const char* key, unsigned vocab, long l
 static size_t read_architecture(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
     static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                          "Qwen3MoeForCausalLM", "MixtralForCausalLM" };
-    static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM "
-                                     "and MixtralForCausalLM are";
+                                          "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM" };
+    static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
+                                     "MixtralForCausalLM, Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration are";
     const json_t* const arch = get(root, "architectures");
     const char* const name = json_string_value(json_array_get(arch, 0));
     unsigned i;
+    if (name && !strcmp(name, "Qwen3_5ForConditionalGeneration")) {
+        /* the released Qwen3.5: its text model is run, the vision tower not */
+        c->arch = GLYD_ARCH_QWEN3_5;
+        c->nestedText = 1;
+        return 0;
+    }
     if (!arch) {
         say(r, "config.json: architectures is missing (%s supported)", kSupported);
         return GLYD_ERROR(model_unsupported);
@@ -207,6 +213,8 @@ static size_t read_sizes(glyd_llmConfig* c, const json_t* root, const reason* r)
                           "it must be even (the rotary embedding turns pairs of values)");
     } else if (c->arch == GLYD_ARCH_QWEN3) {
         headDim = 128;
+    } else if (c->arch == GLYD_ARCH_QWEN3_5) {
+        headDim = 256;
     } else if (dim % heads != 0) {
         return refuse(r, GLYD_ERROR(model_invalid), NULL, "num_attention_heads", get(root, "num_attention_heads"),
                       "it must divide hidden_size (%lld) when head_dim is not given", dim);
@@ -232,6 +240,7 @@ static size_t read_sizes(glyd_llmConfig* c, const json_t* root, const reason* r)
     c->hidden = (unsigned)hidden;
     c->vocab = (unsigned)vocab;
     c->maxPositions = (unsigned)maxPos;
+    c->rotaryDim = c->headDim;
     return 0;
 }
 
@@ -411,15 +420,110 @@ static size_t read_moe(glyd_llmConfig* c, const json_t* root, const reason* r)
     return 0;
 }
 
-static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
+/* Qwen3.5: which layers are Gated DeltaNet, their shapes, the output gate,
+ * (1 + w) norms and the rotation of a part of each head. */
+static size_t read_qwen3_5(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
-    FORWARD_IF_ERROR(read_architecture(c, root, r));
+    static const char kTypes[] = "each must be linear_attention or full_attention";
+    const json_t* const types = get(root, "layer_types");
+    const json_t* rp = get(root, "rope_parameters");
+    long long kernel = 4, keyDim = 128, valueDim = 128, keyHeads = 16, valueHeads = 32, interval = 4;
+    double partial = 0.25;
+    unsigned l;
+    if (types && (!json_is_array(types) || json_array_size(types) != c->nbLayers))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "layer_types", types,
+                      "it must be a list of num_hidden_layers (%u) names", c->nbLayers);
+    FORWARD_IF_ERROR(get_int(root, NULL, "full_attention_interval", 1, GLYD_MAX_LAYERS, &interval, r));
+    for (l = 0; l < c->nbLayers; l++) {
+        int linear = (l + 1) % (unsigned long long)interval != 0; /* transformers' default pattern */
+        if (types) {
+            const char* const t = json_string_value(json_array_get(types, l));
+            char key[32];
+            snprintf(key, sizeof key, "layer_types[%u]", l);
+            if (!t || (strcmp(t, "linear_attention") && strcmp(t, "full_attention")))
+                return refuse(r, GLYD_ERROR(model_unsupported), NULL, key, json_array_get(types, l),
+                              "%s (no other kind of layer is supported)", kTypes);
+            linear = !strcmp(t, "linear_attention");
+        }
+        if (linear) { c->linearLayers[l / 8] |= (uint8_t)(1u << (l % 8)); c->nbLinear++; }
+    }
+    FORWARD_IF_ERROR(get_int(root, NULL, "linear_conv_kernel_dim", 1, 64, &kernel, r));
+    FORWARD_IF_ERROR(get_int(root, NULL, "linear_key_head_dim", 1, 4096, &keyDim, r));
+    FORWARD_IF_ERROR(get_int(root, NULL, "linear_value_head_dim", 1, 4096, &valueDim, r));
+    FORWARD_IF_ERROR(get_int(root, NULL, "linear_num_key_heads", 1, 4096, &keyHeads, r));
+    FORWARD_IF_ERROR(get_int(root, NULL, "linear_num_value_heads", 1, 4096, &valueHeads, r));
+    if (valueHeads % keyHeads != 0)
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "linear_num_value_heads", get(root, "linear_num_value_heads"),
+                      "it must be a multiple of linear_num_key_heads (%lld)", keyHeads);
+    if ((2 * keyHeads * keyDim + valueHeads * valueDim) > GLYD_MAX_WIDTH) {
+        say(r, "config.json: the linear attention's q, k and v are %lld wide: at most %u", 2 * keyHeads * keyDim +
+            valueHeads * valueDim, GLYD_MAX_WIDTH);
+        return GLYD_ERROR(model_invalid);
+    }
+    c->linearConv = (unsigned)kernel;
+    c->linearKeyDim = (unsigned)keyDim;
+    c->linearValueDim = (unsigned)valueDim;
+    c->linearKeyHeads = (unsigned)keyHeads;
+    c->linearValueHeads = (unsigned)valueHeads;
+    /* the rotation: transformers' default quarter of each head, from
+     * rope_parameters or the top level; mrope's sections give every
+     * section the same position for text, which is plain RoPE */
+    if (c->rope != GLYD_ROPE_NONE)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "rope_parameters", rp,
+                      "Qwen3.5 runs with rope_type default only");
+    FORWARD_IF_ERROR(get_num(root, NULL, "partial_rotary_factor", FLT_MIN, 1.0, "it must be a number in (0, 1]",
+                             &partial, r));
+    if (rp) FORWARD_IF_ERROR(get_num(rp, "rope_parameters", "partial_rotary_factor", FLT_MIN, 1.0,
+                                     "it must be a number in (0, 1]", &partial, r));
+    c->rotaryDim = (unsigned)(c->headDim * partial); /* Python's int(): toward zero */
+    if (c->rotaryDim < 2 || c->rotaryDim % 2 != 0) {
+        say(r, "config.json: partial_rotary_factor %g of head_dim %u turns %u dims: it must be an even number, "
+               "at least 2", partial, c->headDim, c->rotaryDim);
+        return GLYD_ERROR(model_invalid);
+    }
+    c->qkNorm = 1;
+    c->attnGate = 1;
+    c->normOffset = 1;
+    return 0;
+}
+
+static size_t read_text(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
     FORWARD_IF_ERROR(read_sizes(c, root, r));
     FORWARD_IF_ERROR(read_layers(c, root, r));
     FORWARD_IF_ERROR(read_moe(c, root, r));
     FORWARD_IF_ERROR(read_rope(c, root, r));
+    if (c->arch == GLYD_ARCH_QWEN3_5) FORWARD_IF_ERROR(read_qwen3_5(c, root, r));
     FORWARD_IF_ERROR(get_token(root, "bos_token_id", c->vocab, &c->bos, r));
     return get_token(root, "eos_token_id", c->vocab, &c->eos, r);
+}
+
+static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const json_t* text;
+    size_t err;
+    FORWARD_IF_ERROR(read_architecture(c, root, r));
+    if (!c->nestedText) return read_text(c, root, r);
+    /* Qwen3_5ForConditionalGeneration: the text model's keys under
+     * text_config; a reason names them there */
+    text = get(root, "text_config");
+    if (!json_is_object(text)) {
+        if (!text) say(r, "config.json: text_config is missing");
+        else refuse(r, GLYD_ERROR(model_invalid), NULL, "text_config", text, "it must be an object");
+        return GLYD_ERROR(model_invalid);
+    }
+    err = read_text(c, text, r);
+    if (glyd_isError(err)) {
+        static const char kHead[] = "config.json: ";
+        if (r->why && r->cap && !strncmp(r->why, kHead, sizeof kHead - 1)) {
+            char said[512];
+            snprintf(said, sizeof said, "%s", r->why + sizeof kHead - 1);
+            say(r, "%stext_config.%s", kHead, said);
+        }
+        return err;
+    }
+    /* the top level's tying, where it says, is the model's */
+    return get_bool(root, "tie_word_embeddings", &c->tied, r);
 }
 
 size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, char* why, size_t whyCap)
@@ -491,12 +595,14 @@ static void llama3_frequencies(const glyd_llmConfig* c, float* invFreq, unsigned
 
 void glyd_ropeFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale)
 {
-    unsigned const half = c->headDim / 2;
+    /* the whole head unless the config turns only a part (0: not said) */
+    unsigned const rotary = c->rotaryDim ? c->rotaryDim : c->headDim;
+    unsigned const half = rotary / 2;
     unsigned i;
     *scale = 1.0f;
     for (i = 0; i < half; i++) {
         /* as torch does it: base ** (2i / d) in float32, then its inverse */
-        float const expo = (float)(2 * i) / (float)c->headDim;
+        float const expo = (float)(2 * i) / (float)rotary;
         invFreq[i] = 1.0f / powf((float)c->ropeTheta, expo);
     }
     if (c->rope == GLYD_ROPE_LINEAR) {

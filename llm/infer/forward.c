@@ -11,6 +11,9 @@
  *     h = rmsnorm(x) ; x += Wdown (silu(Wgate h) * Wup h)   (or experts: moe.c)
  *   logits = lm_head rmsnorm(x)
  *
+ * Qwen3.5 (deltanet.c) puts Gated DeltaNet in place of attention in most
+ * layers and gates its attention's output.
+ *
  * Everything is fp32 but the weights (bf16, usually coded) and, by default,
  * the cache (bf16). Prompts run through each layer GLYD_BATCH tokens at a
  * time, so that rows decoded once serve them all.
@@ -74,6 +77,14 @@ struct glyd_llm_s {
     void* backend;
     const char* backendName;
     unsigned long long deviceBytes;
+    /* Qwen3.5: the Gated DeltaNet layers' state, the position it has
+     * reached (the only one but 0 a forward pass may start at), the
+     * attention's output gates (batch, nbHeads * headDim), and the tensors
+     * of the checkpoint the text model does not use */
+    glyd_deltaNet* dn;
+    size_t dnEnd;
+    float* gate;
+    unsigned long long ignored;
 };
 
 /* The CPU backend's operations (below, with the pieces of the forward pass). */
@@ -138,7 +149,14 @@ typedef struct {
 static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
 {
     size_t f, i;
+    char nested[256];
     memset(t, 0, sizeof(*t));
+    /* Qwen3_5ForConditionalGeneration keeps its text model's tensors
+     * under model.language_model. */
+    if (m->cfg.nestedText && !strncmp(name, "model.", 6)) {
+        snprintf(nested, sizeof nested, "model.language_model.%s", name + 6);
+        name = nested;
+    }
     if (m->packed) {
         size_t const nbFiles = glyd_modelNbFiles(m->packed);
         for (f = 0; f < nbFiles; f++) {
@@ -378,8 +396,10 @@ static size_t code_matrices(glyd_llm* m, const glyd_llmParams* p, matrix_job* jo
     return r;
 }
 
-/* A vector (norm weights, biases) as floats; bf16 or fp32. */
-static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, const char* name, uint64_t n)
+/* An array of n values as floats; bf16 or fp32. Its shape is [n], or
+ * [n, 1, k] when k (else 0) is given (a depthwise convolution's filter,
+ * n / k channels of k taps). */
+static size_t load_array(glyd_llm* m, const glyd_llmParams* p, float** out, const char* name, uint64_t n, uint64_t k)
 {
     tensor_ref t;
     uint8_t* bytes = NULL;
@@ -390,7 +410,11 @@ static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, con
         say(p, "tensor %s is missing", name);
         RETURN_ERROR(model_invalid, "missing tensor");
     }
-    if (t.ndim != 1 || t.shape[0] != n) {
+    if (k && (t.ndim != 3 || t.shape[0] != n / k || t.shape[1] != 1 || t.shape[2] != k)) {
+        say(p, "tensor %s: shape [%llu, 1, %llu] expected", name, (unsigned long long)(n / k), (unsigned long long)k);
+        RETURN_ERROR(model_invalid, "tensor shape");
+    }
+    if (!k && (t.ndim != 1 || t.shape[0] != n)) {
         say(p, "tensor %s: shape [%llu] expected", name, (unsigned long long)n);
         RETURN_ERROR(model_invalid, "tensor shape");
     }
@@ -430,10 +454,44 @@ static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, con
     return 0;
 }
 
+/* A vector (norm weights, biases) as floats; bf16 or fp32. */
+static size_t load_vector(glyd_llm* m, const glyd_llmParams* p, float** out, const char* name, uint64_t n)
+{
+    return load_array(m, p, out, name, n, 0);
+}
+
 static int has_tensor(const glyd_llm* m, const char* name)
 {
     tensor_ref t;
     return find_tensor(m, name, &t);
+}
+
+static int unused_by_text(const char* name)
+{
+    return !strncmp(name, "model.visual.", 13) || !strncmp(name, "mtp.", 4);
+}
+
+/* The tensors of a Qwen3.5 checkpoint that its text model does not use:
+ * the vision tower and the multi-token-prediction head, left as they lie. */
+static unsigned long long count_unused(const glyd_llm* m)
+{
+    unsigned long long n = 0;
+    size_t f, i;
+    if (m->packed) {
+        for (f = 0; f < glyd_modelNbFiles(m->packed); f++) {
+            glyd_modelFileInfo fi;
+            glyd_modelGetFile(m->packed, f, &fi);
+            for (i = 0; i < fi.nbTensors; i++) {
+                glyd_modelTensorInfo ti;
+                glyd_modelGetTensor(m->packed, f, i, &ti);
+                n += unused_by_text(ti.name);
+            }
+        }
+        return n;
+    }
+    for (f = 0; f < m->nbSt; f++)
+        for (i = 0; i < m->sts[f].nbTensors; i++) n += unused_by_text(m->sts[f].tensors[i].name);
+    return n;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -492,27 +550,43 @@ static size_t open_folder(glyd_llm* m, const glyd_llmParams* p, const char* dir)
     return r;
 }
 
+/* Qwen3.5's weights in the form the forward pass uses them: its RMSNorms
+ * scale by 1 + w (added here in fp32, as transformers adds it), its
+ * recurrence decays by -exp(A_log). */
+static void qwen3_5_weights(glyd_llm* m)
+{
+    glyd_llmConfig const* const c = &m->cfg;
+    unsigned l, i;
+    for (i = 0; i < c->dim; i++) m->finalNorm[i] = 1.0f + m->finalNorm[i];
+    for (l = 0; l < c->nbLayers; l++) {
+        glyd_layer* const L = &m->layers[l];
+        for (i = 0; i < c->dim; i++) {
+            L->attnNorm[i] = 1.0f + L->attnNorm[i];
+            L->mlpNorm[i] = 1.0f + L->mlpNorm[i];
+        }
+        for (i = 0; L->qNorm && i < c->headDim; i++) {
+            L->qNorm[i] = 1.0f + L->qNorm[i];
+            L->kNorm[i] = 1.0f + L->kNorm[i];
+        }
+        for (i = 0; L->aNeg && i < c->linearValueHeads; i++) L->aNeg[i] = -expf(L->aNeg[i]);
+    }
+}
+
 static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
 {
     glyd_llmConfig const* const c = &m->cfg;
     uint64_t const qDim = (uint64_t)c->nbHeads * c->headDim, kvDim = (uint64_t)c->nbKvHeads * c->headDim;
-    unsigned long long total;
+    unsigned long long total = 0;
     unsigned l;
     size_t nb = 0, nbMoe = 0, r;
     char (*names)[128];
     matrix_job* jobs;
-    total = 2ULL * c->vocab * c->dim * (c->tied ? 1 : 2) +
-            2ULL * c->nbLayers * (c->dim * (qDim + 2 * kvDim) + qDim * c->dim + 3ULL * c->dim * c->hidden);
-    for (l = 0; l < c->nbLayers; l++) {
-        if (!glyd_moeSparse(c, l)) continue;
-        /* a layer of experts: the router and the experts in place of the MLP */
-        total += 2ULL * c->dim * c->nbExperts * (1 + 3ULL * c->moeHidden) - 6ULL * c->dim * c->hidden;
-        nbMoe++;
-    }
+    /* a layer of experts has a router and each expert's three matrices */
+    for (l = 0; l < c->nbLayers; l++) nbMoe += glyd_moeSparse(c, l) != 0;
     m->layers = (glyd_layer*)calloc(c->nbLayers, sizeof(glyd_layer));
-    jobs = (matrix_job*)calloc(2 + 7 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts),
+    jobs = (matrix_job*)calloc(2 + 8 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts),
                                sizeof(matrix_job));
-    names = (char(*)[128])calloc(2 + 7 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts), 128);
+    names = (char(*)[128])calloc(2 + 8 * (size_t)c->nbLayers + nbMoe * (1 + 3 * (size_t)c->nbExperts), 128);
     if (!m->layers || !jobs || !names) { free(jobs); free(names); RETURN_ERROR(memory_allocation, "layers"); }
 #define MATRIX(w, rows, cols, ...)                                                                     \
     do {                                                                                               \
@@ -535,10 +609,28 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
         glyd_layer* const L = &m->layers[l];
         char name[128];
 #define NAME(fmt) (snprintf(name, sizeof name, "model.layers.%u." fmt, l), name)
-        MATRIX(&L->wq, qDim, c->dim, "model.layers.%u.self_attn.q_proj.weight", l);
-        MATRIX(&L->wk, kvDim, c->dim, "model.layers.%u.self_attn.k_proj.weight", l);
-        MATRIX(&L->wv, kvDim, c->dim, "model.layers.%u.self_attn.v_proj.weight", l);
-        MATRIX(&L->wo, c->dim, qDim, "model.layers.%u.self_attn.o_proj.weight", l);
+        if (c->arch == GLYD_ARCH_QWEN3_5 && glyd_layerIsLinear(c, l)) {
+            /* Gated DeltaNet in place of attention */
+            uint64_t const keys = (uint64_t)c->linearKeyHeads * c->linearKeyDim;
+            uint64_t const values = (uint64_t)c->linearValueHeads * c->linearValueDim;
+            MATRIX(&L->wQkv, 2 * keys + values, c->dim, "model.layers.%u.linear_attn.in_proj_qkv.weight", l);
+            MATRIX(&L->wZ, values, c->dim, "model.layers.%u.linear_attn.in_proj_z.weight", l);
+            MATRIX(&L->wB, c->linearValueHeads, c->dim, "model.layers.%u.linear_attn.in_proj_b.weight", l);
+            MATRIX(&L->wA, c->linearValueHeads, c->dim, "model.layers.%u.linear_attn.in_proj_a.weight", l);
+            MATRIX(&L->wOut, c->dim, values, "model.layers.%u.linear_attn.out_proj.weight", l);
+            r = load_array(m, p, &L->conv, NAME("linear_attn.conv1d.weight"), (2 * keys + values) * c->linearConv,
+                           c->linearConv);
+            if (glyd_isError(r)) goto done;
+            VECTOR(&L->dtBias, NAME("linear_attn.dt_bias"), c->linearValueHeads);
+            VECTOR(&L->aNeg, NAME("linear_attn.A_log"), c->linearValueHeads);
+            VECTOR(&L->gateNorm, NAME("linear_attn.norm.weight"), c->linearValueDim);
+        } else {
+            /* Qwen3.5's q_proj gives each head's query, then its gate */
+            MATRIX(&L->wq, qDim * (c->attnGate ? 2 : 1), c->dim, "model.layers.%u.self_attn.q_proj.weight", l);
+            MATRIX(&L->wk, kvDim, c->dim, "model.layers.%u.self_attn.k_proj.weight", l);
+            MATRIX(&L->wv, kvDim, c->dim, "model.layers.%u.self_attn.v_proj.weight", l);
+            MATRIX(&L->wo, c->dim, qDim, "model.layers.%u.self_attn.o_proj.weight", l);
+        }
         if (glyd_moeSparse(c, l)) {
             unsigned e, k;
             L->moe = glyd_moeLayerAlloc(c);
@@ -575,7 +667,7 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
             VECTOR(&L->bk, NAME("self_attn.k_proj.bias"), kvDim);
             VECTOR(&L->bv, NAME("self_attn.v_proj.bias"), kvDim);
         }
-        if (c->qkNorm) {
+        if (c->qkNorm && !L->conv) {
             VECTOR(&L->qNorm, NAME("self_attn.q_norm.weight"), c->headDim);
             VECTOR(&L->kNorm, NAME("self_attn.k_norm.weight"), c->headDim);
         }
@@ -584,7 +676,9 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
 #undef MATRIX
 #undef VECTOR
     /* every matrix found and checked: now coded, on every thread */
+    for (l = 0; l < nb; l++) total += 2ULL * jobs[l].rows * jobs[l].cols;
     r = code_matrices(m, p, jobs, nb, total);
+    if (!glyd_isError(r) && c->arch == GLYD_ARCH_QWEN3_5) qwen3_5_weights(m);
 done:
     free(jobs);
     free(names);
@@ -600,22 +694,34 @@ static size_t rope_init(glyd_llm* m)
     return 0;
 }
 
+/* Layers whose keys and values the cache holds (Qwen3.5's Gated DeltaNet
+ * layers keep a state of their own instead), and layer l's place among them. */
+static unsigned kv_layers(const glyd_llmConfig* c) { return c->nbLayers - c->nbLinear; }
+
+static size_t kv_slot(const glyd_llmConfig* c, unsigned l)
+{
+    unsigned i, slot = 0;
+    for (i = 0; i < l; i++) slot += !glyd_layerIsLinear(c, i);
+    return slot;
+}
+
 /* The CPU backend's buffers: its cache, activations, and each thread's room
  * for decoded units. */
 static size_t alloc_state(glyd_llm* m)
 {
     glyd_llmConfig const* const c = &m->cfg;
     size_t const qDim = (size_t)c->nbHeads * c->headDim, kvDim = (size_t)c->nbKvHeads * c->headDim;
-    size_t const cacheElems = (size_t)c->nbLayers * (size_t)m->ctx * kvDim;
+    size_t const cacheElems = (size_t)kv_layers(c) * (size_t)m->ctx * kvDim;
     size_t const elem = m->kvF32 ? 4 : 2;
     unsigned t, l;
-    m->kCache = calloc(cacheElems, elem);
-    m->vCache = calloc(cacheElems, elem);
+    /* + 1: a model of Gated DeltaNet layers only has no cache */
+    m->kCache = calloc(cacheElems + 1, elem);
+    m->vCache = calloc(cacheElems + 1, elem);
     m->x = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xn = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xb2 = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->ao = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
-    m->q = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
+    m->q = (float*)calloc((size_t)GLYD_BATCH * qDim * (c->attnGate ? 2 : 1), sizeof(float));
     m->k = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
     m->v = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
     m->att = (float*)calloc((size_t)c->nbHeads * (size_t)m->ctx, sizeof(float));
@@ -627,6 +733,11 @@ static size_t alloc_state(glyd_llm* m)
     RETURN_ERROR_IF(!m->kCache || !m->vCache || !m->x || !m->xn || !m->xb2 || !m->ao || !m->q || !m->k || !m->v ||
                     !m->att || !m->hb || !m->hb2 || !m->ropeCos || !m->ropeSin || !m->scratch,
                     memory_allocation, "model state");
+    if (c->arch == GLYD_ARCH_QWEN3_5) {
+        m->gate = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
+        m->dn = glyd_deltaNetCreate(c);
+        RETURN_ERROR_IF(!m->gate || !m->dn, memory_allocation, "model state");
+    }
     for (t = 0; t < m->nbThreads; t++) {
         FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->embed));
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
@@ -634,9 +745,14 @@ static size_t alloc_state(glyd_llm* m)
             unsigned k;
             for (k = 0; k < GLYD_W_KINDS; k++) {
                 const glyd_matrix* const w = glyd_layerWeight(&m->layers[l], (glyd_weightKind)k);
-                if (w->rows) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], w)); /* none: experts' MLP */
+                if (w->rows) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], w)); /* none: experts, DeltaNet */
             }
             if (m->layers[l].moe) FORWARD_IF_ERROR(glyd_moeScratchReserve(&m->scratch[t], m->layers[l].moe));
+            if (m->layers[l].conv) {
+                glyd_layer const* const L = &m->layers[l];
+                const glyd_matrix* const lin[5] = { &L->wQkv, &L->wZ, &L->wB, &L->wA, &L->wOut };
+                for (k = 0; k < 5; k++) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], lin[k]));
+            }
         }
     }
     if (c->nbExperts) {
@@ -668,7 +784,7 @@ static unsigned long long available_memory(void)
  * remainder), and never under 256 positions. */
 static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
 {
-    unsigned long long const perPos = 2ULL * c->nbLayers * c->nbKvHeads * c->headDim * (kvF32 ? 4 : 2);
+    unsigned long long const perPos = 2ULL * kv_layers(c) * c->nbKvHeads * c->headDim * (kvF32 ? 4 : 2);
     unsigned long long const avail = available_memory();
     unsigned long long ctx = c->maxPositions;
     if (avail && perPos && ctx > avail / 4 / perPos) ctx = GLYD_MAX(avail / 4 / perPos, 256ULL);
@@ -687,6 +803,8 @@ static void drop_host_weights(glyd_llm* m)
         glyd_matrixFree(&L->wGate); glyd_matrixFree(&L->wUp); glyd_matrixFree(&L->wDown);
         glyd_moeLayerFree(L->moe);
         L->moe = NULL;
+        glyd_matrixFree(&L->wQkv); glyd_matrixFree(&L->wZ); glyd_matrixFree(&L->wB); glyd_matrixFree(&L->wA);
+        glyd_matrixFree(&L->wOut);
     }
     glyd_matrixFree(&m->embed);
     glyd_matrixFree(&m->head);
@@ -736,7 +854,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     char* text = NULL;
     size_t textSize = 0, r;
     struct stat sb;
-    char why[256] = "";
+    char why[512] = ""; /* a config reason lists every supported class */
     glyd_gpuDevice* device = NULL;
     *error = 0;
     if (!m) { *error = GLYD_ERROR(memory_allocation); return NULL; }
@@ -782,8 +900,8 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     if (!glyd_isError(r)) {
         glyd_llmConfig const* const c = &m->cfg;
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                              "Qwen3MoeForCausalLM", "MixtralForCausalLM" };
-        snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
+                                              "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM" };
+        snprintf(m->arch, sizeof m->arch, "%s", c->nestedText ? "Qwen3_5ForConditionalGeneration" : kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         if (m->ctx > GLYD_MAX_POSITIONS) {
             /* the bound under which the cache's sizes cannot overflow */
@@ -792,10 +910,15 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         }
         /* the GPU before the weights: coding them can take minutes, and a
          * machine without one is told so at once */
+        if (!glyd_isError(r) && p && p->gpu && glyd_isError(glyd_gpuBackendRefuses(c, why, sizeof why))) {
+            say(p, "%s: GPU: %s", path, why);
+            r = GLYD_ERROR(model_unsupported);
+        }
         if (!glyd_isError(r) && p && p->gpu && !(device = open_device(p))) r = GLYD_ERROR(model_unsupported);
         if (!glyd_isError(r)) {
             r = load_weights(m, p);
             if (glyd_isError(r)) say_in(p, path);
+            else if (c->arch == GLYD_ARCH_QWEN3_5) m->ignored = count_unused(m);
         }
     }
     if (!glyd_isError(r) && !m->plain && m->maps) {
@@ -845,6 +968,7 @@ void glyd_llmClose(glyd_llm* m)
             glyd_layer* const L = &m->layers[l];
             free(L->attnNorm); free(L->mlpNorm); free(L->bq); free(L->bk); free(L->bv);
             free(L->qNorm); free(L->kNorm);
+            free(L->conv); free(L->dtBias); free(L->aNeg); free(L->gateNorm);
         }
         free(m->layers);
     }
@@ -855,6 +979,8 @@ void glyd_llmClose(glyd_llm* m)
     free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
     free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin); free(m->logits);
     glyd_moeStateFree(m->moe);
+    free(m->gate);
+    glyd_deltaNetFree(m->dn);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
     for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
@@ -878,11 +1004,13 @@ size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
     info->maxPositions = c->maxPositions;
     info->weightBytes = m->weightBytes;
     info->weightBytesBf16 = m->weightBf16;
-    info->kvBytes = 2ULL * c->nbLayers * m->ctx * c->nbKvHeads * c->headDim * (m->kvF32 ? 4 : 2);
+    info->kvBytes = 2ULL * kv_layers(c) * m->ctx * c->nbKvHeads * c->headDim * (m->kvF32 ? 4 : 2);
     info->backend = m->backendName;
     info->deviceWeightBytes = m->deviceBytes;
     info->bosToken = c->bos;
     info->eosToken = c->eos;
+    info->recurrent = m->dn != NULL;
+    info->ignoredTensors = m->ignored;
     return 0;
 }
 
@@ -961,20 +1089,21 @@ static void rmsnorm(float* out, const float* x, const float* weight, size_t n, f
 
 /* The rotation of position pos: cos and sin of each rotary pair's angle,
  * with the scale they carry. */
-static void rope_angles(float* cs, float* sn, unsigned headDim, size_t pos, const float* invFreq, float scale)
+static void rope_angles(float* cs, float* sn, unsigned rotaryDim, size_t pos, const float* invFreq, float scale)
 {
     unsigned i;
-    for (i = 0; i < headDim / 2; i++) {
+    for (i = 0; i < rotaryDim / 2; i++) {
         float const angle = (float)pos * invFreq[i];
         cs[i] = cosf(angle) * scale;
         sn[i] = sinf(angle) * scale;
     }
 }
 
-/* Rotates each head's halves (transformers' rotate_half layout). */
-static void rope(float* v, unsigned nbHeads, unsigned headDim, const float* cs, const float* sn)
+/* Rotates the halves of each head's first rotaryDim values (transformers'
+ * rotate_half layout; the rest, where the rotation is partial, as they are). */
+static void rope(float* v, unsigned nbHeads, unsigned headDim, unsigned rotaryDim, const float* cs, const float* sn)
 {
-    unsigned const half = headDim / 2;
+    unsigned const half = rotaryDim / 2;
     unsigned h, i;
     for (i = 0; i < half; i++) {
         float const c = cs[i], s = sn[i];
@@ -1083,9 +1212,10 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
     glyd_llmConfig const* const c = &m->cfg;
     glyd_layer const* const L = &m->layers[layer];
     size_t const hd = c->headDim, qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
-    size_t const layerBase = (size_t)layer * (size_t)m->ctx * kvDim;
+    size_t const layerBase = kv_slot(c, layer) * (size_t)m->ctx * kvDim;
     size_t t, i;
     unsigned h;
+    if (c->attnGate) glyd_splitQueryGate(m->q, m->gate, T, c->nbHeads, c->headDim);
     for (t = 0; t < T; t++) {
         float* const q = m->q + t * qDim;
         float* const k = m->k + t * kvDim;
@@ -1099,9 +1229,9 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
             for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
         }
         /* one rotation for q and k alike */
-        rope_angles(m->ropeCos, m->ropeSin, c->headDim, pos + t, m->invFreq, m->ropeScale);
-        rope(q, c->nbHeads, c->headDim, m->ropeCos, m->ropeSin);
-        rope(k, c->nbKvHeads, c->headDim, m->ropeCos, m->ropeSin);
+        rope_angles(m->ropeCos, m->ropeSin, c->rotaryDim, pos + t, m->invFreq, m->ropeScale);
+        rope(q, c->nbHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
+        rope(k, c->nbKvHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
         cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
     }
@@ -1112,7 +1242,7 @@ static size_t cpu_attend(void* b, unsigned layer, size_t T, size_t pos)
 {
     glyd_llm* const m = (glyd_llm*)b;
     size_t const qDim = (size_t)m->cfg.nbHeads * m->cfg.headDim;
-    size_t const layerBase = (size_t)layer * (size_t)m->ctx * m->cfg.nbKvHeads * m->cfg.headDim;
+    size_t const layerBase = kv_slot(&m->cfg, layer) * (size_t)m->ctx * m->cfg.nbKvHeads * m->cfg.headDim;
     size_t t;
     /* causal: token t sees the cache up to its own position */
     for (t = 0; t < T; t++) attend(m, layerBase, m->q + t * qDim, pos + t, m->ao + t * qDim);
@@ -1124,6 +1254,8 @@ static size_t cpu_residual(void* b, unsigned layer, glyd_weightKind k, size_t T)
     glyd_llm* const m = (glyd_llm*)b;
     size_t const n = T * m->cfg.dim;
     size_t i;
+    if (k == GLYD_W_O && m->cfg.attnGate)
+        glyd_applyOutputGate(m->ao, m->gate, T * (size_t)m->cfg.nbHeads * m->cfg.headDim);
     FORWARD_IF_ERROR(matmul(m, glyd_layerWeight(&m->layers[layer], k), k == GLYD_W_O ? m->ao : m->hb, T, m->xb2));
     for (i = 0; i < n; i++) m->x[i] += m->xb2[i];
     return 0;
@@ -1144,7 +1276,8 @@ static size_t cpu_logits(void* b, size_t t0, size_t T, float* out)
     return matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out);
 }
 
-/* The engine's products, for the mixture of experts (moe.c). */
+/* The engine's products, for the mixture of experts (moe.c) and Gated
+ * DeltaNet (deltanet.c). */
 static size_t cpu_matmuls(void* opaque, const glyd_matrix* const* ws, float* const* ys, unsigned nbW, const float* x,
                           size_t nbVec)
 {
@@ -1186,10 +1319,16 @@ static size_t forward_batch(glyd_llm* m, const int* tokens, size_t T, size_t pos
     for (l = 0; l < m->cfg.nbLayers; l++) {
         /* attention */
         FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_ATTN, l, 0, T));
-        FORWARD_IF_ERROR(o->project(b, l, kQkv, 3, T));
-        FORWARD_IF_ERROR(o->rotateStore(b, l, T, pos));
-        FORWARD_IF_ERROR(o->attend(b, l, T, pos));
-        FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_O, T));
+        if (m->dn && glyd_layerIsLinear(&m->cfg, l)) {
+            /* or Qwen3.5's Gated DeltaNet, on the CPU (the GPU backend
+             * refuses such models) */
+            FORWARD_IF_ERROR(glyd_deltaNetLayer(m->dn, &m->cfg, &m->layers[l], l, m->xn, m->x, T, cpu_matmuls, m));
+        } else {
+            FORWARD_IF_ERROR(o->project(b, l, kQkv, 3, T));
+            FORWARD_IF_ERROR(o->rotateStore(b, l, T, pos));
+            FORWARD_IF_ERROR(o->attend(b, l, T, pos));
+            FORWARD_IF_ERROR(o->residual(b, l, GLYD_W_O, T));
+        }
         /* SwiGLU */
         FORWARD_IF_ERROR(o->norm(b, GLYD_NORM_MLP, l, 0, T));
         if (m->layers[l].moe) { FORWARD_IF_ERROR(o->experts(b, l, T)); continue; }
@@ -1215,12 +1354,21 @@ static size_t forward_checked(glyd_llm* m, const int* tokens, size_t n, size_t p
     RETURN_ERROR_IF(pos > m->ctx || n > m->ctx - pos, parameter_outOfBound, "context full");
     for (i = 0; i < n; i++)
         RETURN_ERROR_IF(tokens[i] < 0 || (unsigned)tokens[i] >= m->cfg.vocab, parameter_outOfBound, "token id");
+    if (m->dn) {
+        /* a recurrent state holds every token before it and cannot go
+         * back: a sequence restarts at 0 or goes on where it stopped */
+        RETURN_ERROR_IF(pos != 0 && pos != m->dnEnd, stage_wrong,
+                        "Qwen3.5's recurrent state: a forward pass starts at 0 or where the last one ended");
+        if (pos == 0) glyd_deltaNetReset(m->dn);
+        m->dnEnd = (size_t)-1; /* until the tokens are all through */
+    }
     for (i = 0; i < n; i += GLYD_BATCH) {
         size_t const T = GLYD_MIN((size_t)GLYD_BATCH, n - i);
         float* const out = allLogits ? logits + i * (size_t)m->cfg.vocab : i + T == n ? logits : NULL;
         FORWARD_IF_ERROR(forward_batch(m, tokens + i, T, pos + i, out, allLogits));
         if (lastT) *lastT = T;
     }
+    if (m->dn) m->dnEnd = pos + n;
     return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * infer.h: the engine. The forward pass of dense decoder models as Hugging
- * Face defines them (Llama, Qwen2, Qwen3), run on the CPU while the weights
+ * Face defines them (Llama, Qwen2, Qwen3, and Qwen3.5's text model with its
+ * Gated DeltaNet layers), run on the CPU while the weights
  * stay in the tensor codec: each unit of a matrix (whole rows) is decoded
  * just before the rows it holds are multiplied, so no bf16 copy of a matrix
  * ever exists.
@@ -15,7 +16,9 @@
 /* Configuration                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_QWEN3_MOE, GLYD_ARCH_MIXTRAL } glyd_arch;
+typedef enum {
+    GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_QWEN3_MOE, GLYD_ARCH_MIXTRAL, GLYD_ARCH_QWEN3_5
+} glyd_arch;
 
 typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN, GLYD_ROPE_LLAMA3 } glyd_ropeKind;
 
@@ -46,7 +49,22 @@ typedef struct {
     int moeNormTopk;         /* the chosen experts' weights divided by their sum */
     unsigned moeSparseStep;  /* Qwen3-MoE's decoder_sparse_step */
     uint8_t moeDense[GLYD_MOE_DENSE_BYTES]; /* bit l: layer l in mlp_only_layers */
+    /* Qwen3.5 (and the rotation's width for every model) */
+    unsigned rotaryDim;  /* the leading dims of a head that RoPE turns: headDim, or Qwen3.5's quarter */
+    int attnGate;        /* q_proj gives each head's query and then a sigmoid gate on its output */
+    int normOffset;      /* RMSNorm weights are offsets from 1: x * (1 + w) (folded in at load) */
+    int nestedText;      /* Qwen3_5ForConditionalGeneration: text_config, tensors model.language_model. */
+    unsigned linearKeyHeads, linearValueHeads, linearKeyDim, linearValueDim, linearConv;
+    unsigned nbLinear;   /* layers that are Gated DeltaNet */
+    uint8_t linearLayers[4096 / 8]; /* bit l: layer l is Gated DeltaNet (GLYD_MAX_LAYERS bits) */
 } glyd_llmConfig;
+
+/* Whether layer l of a Qwen3.5 model is a Gated DeltaNet (linear
+ * attention) layer rather than full attention. */
+static inline int glyd_layerIsLinear(const glyd_llmConfig* c, unsigned l)
+{
+    return (c->linearLayers[l / 8] >> (l % 8)) & 1;
+}
 
 /* The largest shapes config.json may give. Within them every product the
  * engine forms from them (a matrix's elements, all the weights, the KV
@@ -65,7 +83,7 @@ typedef struct {
  * "config.json: KEY is VALUE: what it must be", and *c is zeroed. */
 size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, char* why, size_t whyCap);
 
-/* The inverse frequency of each of the headDim / 2 rotary pairs, and the
+/* The inverse frequency of each of the rotaryDim / 2 rotary pairs, and the
  * factor that cos and sin carry (yarn's attention scaling, else 1). */
 void glyd_ropeFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale);
 
@@ -153,6 +171,11 @@ typedef struct {
     float *bq, *bk, *bv;            /* Qwen2: (nbHeads*headDim), (kv*headDim) x2 */
     float *qNorm, *kNorm;           /* Qwen3: (headDim) */
     struct glyd_moeLayer_s* moe;    /* a layer of experts (its MLP matrices unused), else NULL */
+    /* Qwen3.5's Gated DeltaNet layers, which have none of wq, wk, wv, wo */
+    glyd_matrix wQkv, wZ, wB, wA, wOut; /* (2 keys + values, dim) (values, dim) (vHeads, dim) x2, (dim, values) */
+    float* conv;                    /* (2 keys + values, linearConv): the depthwise filter */
+    float *dtBias, *aNeg;           /* (vHeads): dt_bias, and -exp(A_log) */
+    float* gateNorm;                /* (linearValueDim): the gated RMSNorm's weight */
 } glyd_layer;
 
 /* ------------------------------------------------------------------------ */
@@ -303,6 +326,9 @@ glyd_gpuDevice* glyd_gpuCuda(char* why, size_t whyCap);
  * are used. */
 size_t glyd_gpuBackendOpen(const glyd_llmWeights* w, glyd_gpuDevice* d, const glyd_backendOps** ops,
                            void** state, unsigned long long* deviceBytes, char* why, size_t whyCap);
+/* model_unsupported, and why, for a model the GPU backend does not run
+ * (asked before the weights load, so that the refusal comes at once). */
+size_t glyd_gpuBackendRefuses(const glyd_llmConfig* c, char* why, size_t whyCap);
 
 /* ------------------------------------------------------------------------ */
 /* The sampler's draw from candidates a backend picked (sampler.c)           */
@@ -380,5 +406,28 @@ void glyd_moeStateFree(glyd_moeState* s);
  * in the batch runs once, over its tokens. */
 size_t glyd_moeForward(const glyd_moeLayer* L, const glyd_llmConfig* c, glyd_moeState* s, const float* xn, size_t T,
                        float* out, glyd_matmulsFn matmuls, void* opaque);
+/* Qwen3.5's Gated DeltaNet layers (deltanet.c)                              */
+/* ------------------------------------------------------------------------ */
+
+/* Every Gated DeltaNet layer's state for one sequence (the last inputs of
+ * its convolution, its recurrent matrix per value head) and the room for
+ * a batch's activations. */
+typedef struct glyd_deltaNet_s glyd_deltaNet;
+
+/* NULL when out of memory. */
+glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c);
+void glyd_deltaNetFree(glyd_deltaNet* d);
+/* Zero state: a sequence starts. */
+void glyd_deltaNetReset(glyd_deltaNet* d);
+/* Layer `layer` (a linear one) over T tokens of xn, one after the other
+ * through its state: x (T, dim) += its output. */
+size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_layer* L, unsigned layer,
+                          const float* xn, float* x, size_t T, glyd_matmulsFn products, void* opaque);
+/* Qwen3.5's full-attention q_proj output, each head's query then its gate,
+ * split in place: the queries packed (T, heads * headDim) from the front
+ * of q, the gates into gate (T, heads * headDim). */
+void glyd_splitQueryGate(float* q, float* gate, size_t T, unsigned nbHeads, unsigned headDim);
+/* ao *= sigmoid(gate), element by element. */
+void glyd_applyOutputGate(float* ao, const float* gate, size_t n);
 
 #endif /* GLYD_INFER_H */

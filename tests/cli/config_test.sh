@@ -148,4 +148,23 @@ refused "run: Qwen3-MoE's sliding window is refused, not ignored" \
     "glyd: slide: config.json: use_sliding_window is true: sliding-window attention is not supported" \
     "$GLYD" run slide --tokens 1
 
+# --- Qwen3.5: what the engine lacks, said in one line ---------------------------
+
+Q35=$REPO/tests/data/tiny-qwen3-5
+# q35 NAME SED: a copy of tiny-qwen3-5 with config.json edited by SED
+q35() {
+    mkdir -p "$1" && cp "$Q35/model.safetensors" "$1/" && sed "$2" "$Q35/config.json" >"$1/config.json"
+}
+q35 q35-sliding '0,/"linear_attention"/s//"sliding_attention"/'
+refused "run: a Qwen3.5 layer type the engine lacks is refused" \
+    "glyd: q35-sliding: config.json: layer_types[0] is \"sliding_attention\": each must be linear_attention or full_attention (no other kind of layer is supported)" \
+    "$GLYD" run q35-sliding --tokens 1
+q35 q35-missing 's/"full_attention"/"linear_attention"/'
+refused "run: a Qwen3.5 layer whose tensors are not there is refused, naming one" \
+    "glyd: q35-missing: tensor model.layers.3.linear_attn.in_proj_qkv.weight is missing" \
+    "$GLYD" run q35-missing --tokens 1
+refused "run --gpu: Qwen3.5 is refused before its weights load" \
+    "glyd: $Q35: GPU: Qwen3.5 (its Gated DeltaNet layers) runs on the CPU only: glyd run without --gpu" \
+    "$GLYD" run "$Q35" --gpu --tokens 1
+
 summary_and_exit

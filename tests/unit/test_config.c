@@ -224,6 +224,10 @@ static glyd_llm* open_plain(const char* dir)
     return glyd_llmOpen(dir, &p, &err);
 }
 
+#define SUPPORTED_ARCHS                                                                                   \
+    "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "          \
+    "Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration"
+
 TEST(engine_refuses_config_values)
 {
     static const bad_config kInvalid[] = {
@@ -351,14 +355,11 @@ TEST(engine_refuses_config_values)
     };
     static const bad_config kUnsupported[] = {
         { "{\"architectures\": [\"GPT2LMHeadModel\"]}",
-          "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (LlamaForCausalLM, "
-          "Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM and MixtralForCausalLM are)" },
+          "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (" SUPPORTED_ARCHS " are)" },
         { "{\"architectures\": []}",
-          "config.json: architectures is []: it is not supported (LlamaForCausalLM, Qwen2ForCausalLM, "
-          "Qwen3ForCausalLM, Qwen3MoeForCausalLM and MixtralForCausalLM are)" },
+          "config.json: architectures is []: it is not supported (" SUPPORTED_ARCHS " are)" },
         { "{\"architectures\": null}",
-          "config.json: architectures is missing (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-          "Qwen3MoeForCausalLM and MixtralForCausalLM are supported)" },
+          "config.json: architectures is missing (" SUPPORTED_ARCHS " are supported)" },
         { "{\"hidden_act\": \"gelu\"}", "config.json: hidden_act is \"gelu\": it is not supported (silu is)" },
         { "{\"mlp_bias\": true}", "config.json: mlp_bias is true: MLP biases are not supported" },
         { "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}",
@@ -594,4 +595,65 @@ TEST(hf_config_mixtures_of_experts_refused)
     r = parse_text("{\"architectures\": [\"MixtralForCausalLM\"], " MOE_BASE ", \"num_local_experts\": 0}", &c, why,
                    sizeof why);
     CHECK(!strcmp(why, "config.json: num_local_experts is 0: it must be an integer in 1..4096"));
+}
+
+/* Qwen3.5: the tiny models' configs, bare and nested under text_config,
+ * give the layers' kinds and shapes; what the engine lacks is refused in
+ * one line naming the key (under text_config where it is nested). */
+TEST(hf_config_qwen3_5_fields_and_refusals)
+{
+#define QWEN3_5_BASE "\"hidden_size\": 64, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, " \
+    "\"head_dim\": 32, \"num_hidden_layers\": 2, \"intermediate_size\": 96, \"vocab_size\": 256, " \
+    "\"linear_num_key_heads\": 2, \"linear_key_head_dim\": 16, \"linear_value_head_dim\": 16"
+    static const struct { const char* text; size_t code; const char* why; } kBad[] = {
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " QWEN3_5_BASE ", \"linear_num_value_heads\": 4, "
+          "\"layer_types\": [\"linear_attention\", \"sliding_attention\"]}", GLYD_error_model_unsupported,
+          "config.json: layer_types[1] is \"sliding_attention\": each must be linear_attention or "
+          "full_attention (no other kind of layer is supported)" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " QWEN3_5_BASE ", \"linear_num_value_heads\": 4, "
+          "\"layer_types\": [\"linear_attention\"]}", GLYD_error_model_invalid,
+          "config.json: layer_types is [\"linear_attention\"]: it must be a list of num_hidden_layers (2) names" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " QWEN3_5_BASE ", \"linear_num_value_heads\": 3}",
+          GLYD_error_model_invalid,
+          "config.json: linear_num_value_heads is 3: it must be a multiple of linear_num_key_heads (2)" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " QWEN3_5_BASE ", \"rope_parameters\": "
+          "{\"rope_type\": \"yarn\", \"factor\": 4}}", GLYD_error_model_unsupported,
+          "config.json: rope_parameters is {\"rope_type\":\"yarn\",\"factor\":4}: Qwen3.5 runs with rope_type "
+          "default only" },
+        { "{\"architectures\": [\"Qwen3_5ForCausalLM\"], " QWEN3_5_BASE ", \"partial_rotary_factor\": 0.01}",
+          GLYD_error_model_invalid,
+          "config.json: partial_rotary_factor 0.01 of head_dim 32 turns 0 dims: it must be an even number, at "
+          "least 2" },
+        { "{\"architectures\": [\"Qwen3_5ForConditionalGeneration\"]}", GLYD_error_model_invalid,
+          "config.json: text_config is missing" },
+        { "{\"architectures\": [\"Qwen3_5ForConditionalGeneration\"], \"text_config\": {" QWEN3_5_BASE
+          ", \"linear_num_value_heads\": 3}}", GLYD_error_model_invalid,
+          "config.json: text_config.linear_num_value_heads is 3: it must be a multiple of linear_num_key_heads "
+          "(2)" },
+    };
+    glyd_llmConfig c;
+    char why[256];
+    size_t i;
+    for (i = 0; i < 2; i++) {
+        CHECK_OK(parse_file(i ? "tests/data/tiny-qwen3-5-vl/config.json" : "tests/data/tiny-qwen3-5/config.json",
+                            &c, why, sizeof why));
+        CHECK(c.arch == GLYD_ARCH_QWEN3_5 && c.nestedText == (int)i && c.nbLayers == 4 && c.nbLinear == 3);
+        CHECK(glyd_layerIsLinear(&c, 0) && glyd_layerIsLinear(&c, 2) && !glyd_layerIsLinear(&c, 3));
+        CHECK(c.headDim == 32 && c.rotaryDim == 8 && c.attnGate && c.normOffset && c.qkNorm && !c.tied);
+        CHECK(c.linearKeyHeads == 2 && c.linearValueHeads == 4 && c.linearKeyDim == 16 && c.linearValueDim == 16);
+        CHECK(c.linearConv == 4 && c.ropeTheta == 1e7 && c.rope == GLYD_ROPE_NONE && c.eos == 2);
+    }
+    /* without layer_types: three linear layers, then one of full attention */
+    CHECK_OK(parse_text("{\"architectures\": [\"Qwen3_5ForCausalLM\"], \"hidden_size\": 64, \"num_attention_heads\": 4, "
+                        "\"head_dim\": 32, \"num_hidden_layers\": 8, \"intermediate_size\": 96, \"vocab_size\": 256}",
+                        &c, why, sizeof why));
+    CHECK(c.nbLinear == 6 && !glyd_layerIsLinear(&c, 3) && !glyd_layerIsLinear(&c, 7) && glyd_layerIsLinear(&c, 4));
+    CHECK(c.headDim == 32 && c.rotaryDim == 8); /* the quarter by default */
+    for (i = 0; i < sizeof kBad / sizeof kBad[0]; i++) {
+        size_t const r = parse_text(kBad[i].text, &c, why, sizeof why);
+        CHECK((size_t)glyd_getErrorCode(r) == kBad[i].code);
+        if (strcmp(why, kBad[i].why)) fprintf(stderr, "# %s\n#   said %s\n", kBad[i].text, why);
+        CHECK(!strcmp(why, kBad[i].why));
+    }
+#undef QWEN3_5_BASE
 }

@@ -1226,3 +1226,80 @@ TEST(engine_refuses_fused_experts)
     free(st);
     free(cfg);
 }
+/* Qwen3.5: Gated DeltaNet layers and gated full attention                   */
+/* ------------------------------------------------------------------------ */
+
+/* 200 positions, three linear layers and a full-attention one: batches of
+ * 32 through the recurrence, and one token at a time, to the same bits */
+TEST(engine_tiny_qwen3_5_against_transformers)
+{
+    check_tiny("tiny-qwen3-5", 0, 0);
+    check_tiny("tiny-qwen3-5", 1, 0);
+}
+
+/* the released multimodal form: text_config, model.language_model., a
+ * vision tower and an MTP head that the text model leaves alone */
+TEST(engine_tiny_qwen3_5_vl_against_transformers)
+{
+    glyd_llm* m;
+    check_tiny("tiny-qwen3-5-vl", 0, 0);
+    check_tiny("tiny-qwen3-5-vl", 1, 0);
+    m = open_model("tests/data/tiny-qwen3-5-vl", 0, 1, 1);
+    if (m) {
+        glyd_llmInfo info;
+        glyd_llmGetInfo(m, &info);
+        CHECK(!strcmp(info.architecture, "Qwen3_5ForConditionalGeneration"));
+        CHECK(info.recurrent == 1);
+        CHECK(info.ignoredTensors == 23); /* 21 of the vision tower, 2 of the MTP head */
+        /* the cache holds the one full-attention layer of four */
+        CHECK(info.kvBytes == 1ULL * 2 * info.contextLength * 1 * 32 * 4);
+        glyd_llmClose(m);
+    }
+}
+
+/* The recurrent state goes on from one call to the next: a prompt in two
+ * calls (split inside a batch) gives the bits of the prompt at once; a
+ * call that would rewind it is refused, and pos 0 starts afresh. */
+TEST(engine_qwen3_5_state_carries_across_calls)
+{
+    static float whole[200 * 256], parts[200 * 256];
+    int tokens[200];
+    size_t i;
+    glyd_llm* const m = open_model("tests/data/tiny-qwen3-5", 0, 2, 0);
+    if (!m) return;
+    for (i = 0; i < 200; i++) tokens[i] = (int)((i * 53 + 7) % 256);
+    CHECK_OK(glyd_llmForward(m, tokens, 200, 0, whole, 1));
+    CHECK_OK(glyd_llmForward(m, tokens, 77, 0, parts, 1));
+    CHECK_OK(glyd_llmForward(m, tokens + 77, 123, 77, parts + 77 * 256, 1));
+    CHECK(memcmp(whole, parts, sizeof whole) == 0);
+    /* not where the state stands (200): refused, the state left as it was */
+    CHECK(glyd_getErrorCode(glyd_llmForward(m, tokens, 5, 150, parts, 0)) == GLYD_error_stage_wrong);
+    CHECK(glyd_getErrorCode(glyd_llmForward(m, tokens, 5, 201, parts, 0)) == GLYD_error_stage_wrong);
+    /* from 0 again: the state reset, the same logits */
+    CHECK_OK(glyd_llmForward(m, tokens, 150, 0, parts, 1));
+    CHECK(memcmp(whole, parts, 150 * 256 * sizeof(float)) == 0);
+    CHECK_OK(glyd_llmForward(m, tokens + 150, 50, 150, parts + 150 * 256, 1));
+    CHECK(memcmp(whole, parts, sizeof whole) == 0);
+    glyd_llmClose(m);
+}
+
+/* The GPU backend does not run Gated DeltaNet: it says so in one line,
+ * before the weights load */
+TEST(gpu_backend_refuses_qwen3_5)
+{
+    glyd_llmParams p;
+    char msg[512] = "";
+    size_t err;
+    glyd_llm* m;
+    memset(&p, 0, sizeof p);
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    p.gpu = GLYD_GPU_EMULATED;
+    m = glyd_llmOpen("tests/data/tiny-qwen3-5", &p, &err);
+    CHECK(m == NULL);
+    CHECK(glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(msg, "tests/data/tiny-qwen3-5: GPU: Qwen3.5 (its Gated DeltaNet layers) runs on the CPU only: "
+                       "glyd run without --gpu"));
+    if (strchr(msg, '\n')) CHECK(0);
+    glyd_llmClose(m);
+}
