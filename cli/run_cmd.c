@@ -475,6 +475,14 @@ static int chat_main(const run_opts* o)
     c.o = o;
     c.tok = glyd_tokenizerOpen(o->model, message, sizeof message, &err);
     if (!c.tok) { cli_error("%s (the chat needs the model's tokenizer; --tokens IDS runs without one)", message); return 1; }
+    /* the template before the weights: a template refused is said at once */
+    c.tmpl = glyd_chatTemplateOpen(o->model, message, sizeof message, &err);
+    if (!c.tmpl) { cli_error("%s", message); goto done; }
+    if (glyd_chatTemplateIsBuiltin(c.tmpl) &&
+        (glyd_tokenizerFind(c.tok, "<|im_end|>") < 0 || glyd_tokenizerFind(c.tok, "<|im_start|>") < 0)) {
+        cli_error("run: the model has no chat template and its tokenizer no <|im_start|> and <|im_end|> for ChatML");
+        goto done;
+    }
     memset(&co, 0, sizeof(co));
     co.verbosity = 1;
     co.progress = -1;
@@ -503,13 +511,6 @@ static int chat_main(const run_opts* o)
                 100.0 * (double)c.info.weightBytes / (double)c.info.weightBytesBf16,
                 cli_size(b, sizeof b, c.info.weightBytesBf16), cli_size(k, sizeof k, c.info.kvBytes),
                 c.info.contextLength);
-    }
-    c.tmpl = glyd_chatTemplateOpen(o->model, message, sizeof message, &err);
-    if (!c.tmpl) { cli_error("%s", message); goto done; }
-    if (glyd_chatTemplateIsBuiltin(c.tmpl) &&
-        (glyd_tokenizerFind(c.tok, "<|im_end|>") < 0 || glyd_tokenizerFind(c.tok, "<|im_start|>") < 0)) {
-        cli_error("run: the model has no chat template and its tokenizer no <|im_start|> and <|im_end|> for ChatML");
-        goto done;
     }
     {
         int ids[MAX_STOPS];
