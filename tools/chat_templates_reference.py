@@ -37,7 +37,6 @@ FAMILIES = {
     "qwen3.5": (None, "<|im_end|>", True),
     "llama-3.1": ("<|begin_of_text|>", "<|eot_id|>", False),
     "llama-3.2": ("<|begin_of_text|>", "<|eot_id|>", False),
-    "mistral-v0.3": ("<s>", "</s>", False),
     "mistral-nemo": ("<s>", "</s>", False),
     "mistral-small-3.2": ("<s>", "</s>", False),
     "gemma-3": ("<bos>", "<eos>", False),
