@@ -168,7 +168,8 @@ portable:
 # fuzz_cuda runs the CUDA kernels themselves, on the CPU (tests/cudacpu).
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
-FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index
+# fuzz_chat_template, chat templates (seeds: the vendors' templates).
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template
 fuzz:
 	$(Q)./tools/deps.sh fuzz
 	$(Q)./tools/deps.sh cudacpu
@@ -187,6 +188,7 @@ fuzz:
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \
 	    cat $(FIXTURE)/config.json > $(BUILD)/fuzz/seeds-config/stories260K.json && \
 	    for d in tests/data/tiny-*; do cp $$d/config.json $(BUILD)/fuzz/seeds-config/$${d##*/}.json; done

@@ -43,12 +43,13 @@ static void usage(FILE* f)
         "  -h, --help           this help\n"
         "\n"
         "\n"
-        "Without --tokens: a chat in the terminal (ChatML, as Qwen models use it),\n"
-        "replies streamed; /reset forgets the conversation, /exit (or Ctrl-D) quits,\n"
-        "Ctrl-C stops a reply. The model needs its tokenizer.json.\n"
+        "Without --tokens: a chat in the terminal, written by the model's chat template\n"
+        "(ChatML when it has none), replies streamed; /reset forgets the conversation,\n"
+        "/exit (or Ctrl-D) quits, Ctrl-C stops a reply. The model needs its tokenizer.json.\n"
         "  -p PROMPT            answer PROMPT once and exit\n"
         "  --system TEXT        a system prompt\n"
-        "  --no-think           Qwen3: no thinking before the answer\n"
+        "  --no-think           no thinking before the answer (enable_thinking=false:\n"
+        "                       Qwen3, Qwen3.5)\n"
         "  --temp T             temperature (default 0.6; 0 = greedy)\n"
         "  --top-k K, --top-p P, --min-p P   (defaults 20, 0.95, 0)\n"
         "  --repeat-penalty R   (default 1: none)\n"
@@ -242,17 +243,21 @@ static void on_sigint(int sig)
     g_interrupted = 1;
 }
 
+#define MAX_STOPS 16
+
 typedef struct {
     glyd_llm* llm;
     glyd_tokenizer* tok;
     glyd_sampler* sampler;
+    glyd_chatTemplate* tmpl;
     glyd_llmInfo info;
     const run_opts* o;
     int* hist;                /* every token in the cache, in order */
     size_t nbHist, capHist;
-    int imEnd, eos;
-    int open;                 /* the last assistant message has no <|im_end|> yet */
-    size_t replyStart;        /* where in the cache the last reply starts */
+    glyd_chatMessage* msgs;   /* the conversation (strings owned), the system prompt first */
+    size_t nbMsgs, capMsgs, nbFixed;
+    int stops[MAX_STOPS];     /* tokens that end a reply */
+    size_t nbStops;
     unsigned char pending[8]; /* the start of a UTF-8 character not printed yet */
     size_t nbPending;
 } chat;
@@ -309,93 +314,115 @@ static int feed(chat* c, const int* ids, size_t n, int* next)
     return 0;
 }
 
-/* The text of the cache's tokens from `from` on (malloc'ed, NUL-terminated). */
-static char* cache_text(const chat* c, size_t from, size_t* size)
+static int add_message(chat* c, const char* role, const char* content, size_t size)
 {
-    size_t cap = 64, i;
-    char* text = (char*)malloc(cap);
-    *size = 0;
-    for (i = from; text && i < c->nbHist; i++) {
-        const unsigned char* b;
-        size_t n;
-        if (glyd_isError(glyd_tokenizerBytes(c->tok, c->hist[i], &b, &n))) continue;
-        if (*size + n + 1 > cap) {
-            char* const t = (char*)realloc(text, cap = 2 * (*size + n + 1));
-            if (!t) { free(text); return NULL; }
-            text = t;
-        }
-        memcpy(text + *size, b, n);
-        *size += n;
+    char* text;
+    if (c->nbMsgs == c->capMsgs) {
+        size_t const cap = c->capMsgs ? 2 * c->capMsgs : 8;
+        glyd_chatMessage* const m = (glyd_chatMessage*)realloc(c->msgs, cap * sizeof *m);
+        if (!m) { cli_error("out of memory"); return 1; }
+        c->msgs = m;
+        c->capMsgs = cap;
     }
-    if (text) text[*size] = 0;
-    return text;
+    text = (char*)malloc(size + 1);
+    if (!text) { cli_error("out of memory"); return 1; }
+    memcpy(text, content, size);
+    text[size] = 0;
+    c->msgs[c->nbMsgs].role = role;
+    c->msgs[c->nbMsgs].content = text;
+    c->nbMsgs++;
+    return 0;
 }
 
-/* Tokenizes and feeds text (not empty when next is asked for). */
-static int feed_text(chat* c, const char* text, int* next)
+/* Forgets messages from the n-th on. */
+static void drop_messages(chat* c, size_t n)
 {
-    int* ids = NULL;
-    size_t nb = 0, err = glyd_tokenizerEncode(c->tok, text, strlen(text), &ids, &nb);
-    int r;
-    if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); return 1; }
-    r = nb ? feed(c, ids, nb, next) : 0;
-    free(ids);
-    return r;
+    while (c->nbMsgs > n) free((char*)c->msgs[--c->nbMsgs].content);
+}
+
+/* Brings the cache to the conversation's tokens ids[0..n) and draws the
+ * token that follows. The cache keeps the longest prefix it shares with
+ * them and the rest is fed: the whole conversation is rendered each turn,
+ * and where the template writes the history otherwise than it was fed
+ * (Qwen3 drops a reply's thinking; a reply's text tokenizes otherwise
+ * than it was drawn), the cache goes back to the first token that differs
+ * and is overwritten from there. This is the one place the cache goes
+ * back; a model whose state cannot rewind (Qwen3.5's recurrent layers)
+ * runs the conversation again from its start instead. */
+static int sync_cache(chat* c, const int* ids, size_t n, int* next)
+{
+    size_t p = 0;
+    if (n == 0) { cli_error("run: the chat template rendered nothing"); return 1; }
+    while (p < c->nbHist && p < n && c->hist[p] == ids[p]) p++;
+    if (p == n) p--; /* the last token is fed again: its logits give the reply's first */
+    if (p < c->nbHist && c->info.recurrent) p = 0;
+    if (c->o->verbose) fprintf(stderr, "(cache: %zu tokens kept, %zu fed)\n", p, n - p);
+    c->nbHist = p;
+    return feed(c, ids + p, n - p, next);
+}
+
+static int is_stop(const chat* c, int id)
+{
+    size_t i;
+    for (i = 0; i < c->nbStops; i++) if (c->stops[i] == id) return 1;
+    return 0;
+}
+
+static void add_stop(chat* c, int id)
+{
+    if (id >= 0 && !is_stop(c, id) && c->nbStops < MAX_STOPS) c->stops[c->nbStops++] = id;
 }
 
 /* One user message and the streamed reply. Returns 0, or 1 after an error. */
 static int turn(chat* c, const char* message)
 {
+    glyd_chatOptions opt;
+    char why[512] = "";
+    char* text = NULL;
     char* reply = NULL;
-    size_t replySize = 0, answer = 0, cap;
-    char* text;
+    size_t textSize = 0, replySize = 0, replyCap = 0, nbIds = 0, err;
+    int* ids = NULL;
     long produced = 0;
-    int next;
-    if (c->open) {
-        /* the last reply goes back into the history as Qwen's templates
-         * write it, without its thinking: the cache is rewound to the
-         * reply's start and its answer fed again */
-        reply = cache_text(c, c->replyStart, &replySize);
-        answer = reply ? glyd_chatAnswerStart(reply, replySize) : 0;
-        if (answer) c->nbHist = c->replyStart;
-        /* a recurrent state (Qwen3.5) cannot be rewound: the conversation
-         * before the reply is run again from its start */
-        if (answer && c->info.recurrent && c->nbHist) {
-            size_t const err = glyd_llmForward(c->llm, c->hist, c->nbHist, 0, NULL, 0);
-            if (glyd_isError(err)) { free(reply); cli_error("run: %s", glyd_getErrorName(err)); return 1; }
-        }
-    }
-    cap = strlen(message) + (c->o->system ? strlen(c->o->system) : 0) + (answer ? replySize - answer : 0) + 256;
-    text = (char*)malloc(cap);
-    if (!text) { free(reply); cli_error("out of memory"); return 1; }
-    text[0] = 0;
-    if (answer) memcpy(text, reply + answer, replySize - answer + 1);
-    free(reply);
-    if (c->open) strcat(text, "<|im_end|>\n");
-    if (c->nbHist == 0 && c->o->system)
-        snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>system\n%s<|im_end|>\n", c->o->system);
-    snprintf(text + strlen(text), cap - strlen(text), "<|im_start|>user\n%s<|im_end|>\n<|im_start|>assistant\n",
-             message);
-    if (feed_text(c, text, c->o->noThink ? NULL : &next)) { free(text); return 1; }
+    int next, rc;
+    size_t const before = c->nbMsgs;
+    if (add_message(c, "user", message, strlen(message))) return 1;
+    memset(&opt, 0, sizeof opt);
+    opt.addGenerationPrompt = 1;
+    opt.enableThinking = c->o->noThink ? 0 : 1;
+    err = glyd_chatTemplateRender(c->tmpl, c->msgs, c->nbMsgs, &opt, &text, &textSize, why, sizeof why);
+    if (glyd_isError(err)) { cli_error("run: %s", why); drop_messages(c, before); return 1; }
+    err = glyd_tokenizerEncode(c->tok, text, textSize, &ids, &nbIds);
     free(text);
-    c->replyStart = c->nbHist;
-    /* --no-think: the empty thinking the template puts before the answer */
-    if (c->o->noThink && feed_text(c, "<think>\n\n</think>\n\n", &next)) return 1;
-    c->open = 1;
+    if (glyd_isError(err)) { cli_error("run: the message is not valid UTF-8"); drop_messages(c, before); return 1; }
+    rc = sync_cache(c, ids, nbIds, &next);
+    free(ids);
+    if (rc) { drop_messages(c, before); return 1; }
     g_interrupted = 0;
     while (!g_interrupted && (c->o->generate < 0 || produced < c->o->generate)) {
         const unsigned char* b;
         size_t n;
         int const fed = next;
-        if (next == c->imEnd || next == c->eos) break;
-        if (!glyd_isError(glyd_tokenizerBytes(c->tok, next, &b, &n))) put_bytes(c, b, n);
-        if (cli_stdoutFlush()) return 1; /* nobody reads the reply */
-        if (feed(c, &fed, 1, &next)) { flush_bytes(c); return 1; }
+        if (is_stop(c, next)) break;
+        if (!glyd_isError(glyd_tokenizerBytes(c->tok, next, &b, &n))) {
+            put_bytes(c, b, n);
+            if (replySize + n + 1 > replyCap) {
+                char* const r = (char*)realloc(reply, replyCap = 2 * (replySize + n + 1));
+                if (!r) { free(reply); cli_error("out of memory"); return 1; }
+                reply = r;
+            }
+            memcpy(reply + replySize, b, n);
+            replySize += n;
+        }
+        if (cli_stdoutFlush()) { free(reply); return 1; } /* nobody reads the reply */
+        if (feed(c, &fed, 1, &next)) { flush_bytes(c); break; }
         produced++;
     }
     flush_bytes(c);
+    /* the reply, as far as it went, is the assistant's message */
+    rc = add_message(c, "assistant", reply ? reply : "", replySize);
+    free(reply);
     printf("\n");
-    return cli_stdoutFlush();
+    return rc | cli_stdoutFlush();
 }
 
 /* A line of standard input, without its newline; NULL at the end. An
@@ -450,6 +477,14 @@ static int chat_main(const run_opts* o)
     c.o = o;
     c.tok = glyd_tokenizerOpen(o->model, message, sizeof message, &err);
     if (!c.tok) { cli_error("%s (the chat needs the model's tokenizer; --tokens IDS runs without one)", message); return 1; }
+    /* the template before the weights: a template refused is said at once */
+    c.tmpl = glyd_chatTemplateOpen(o->model, message, sizeof message, &err);
+    if (!c.tmpl) { cli_error("%s", message); goto done; }
+    if (glyd_chatTemplateIsBuiltin(c.tmpl) &&
+        (glyd_tokenizerFind(c.tok, "<|im_end|>") < 0 || glyd_tokenizerFind(c.tok, "<|im_start|>") < 0)) {
+        cli_error("run: the model has no chat template and its tokenizer no <|im_start|> and <|im_end|> for ChatML");
+        goto done;
+    }
     memset(&co, 0, sizeof(co));
     co.verbosity = 1;
     co.progress = -1;
@@ -479,12 +514,19 @@ static int chat_main(const run_opts* o)
                 cli_size(b, sizeof b, c.info.weightBytesBf16), cli_size(k, sizeof k, c.info.kvBytes),
                 c.info.contextLength);
     }
-    c.imEnd = glyd_tokenizerFind(c.tok, "<|im_end|>");
-    c.eos = (int)c.info.eosToken;
-    if (c.imEnd < 0 || glyd_tokenizerFind(c.tok, "<|im_start|>") < 0) {
-        cli_error("run: the tokenizer has no <|im_start|> and <|im_end|>: the chat speaks ChatML");
-        goto done;
+    {
+        int ids[MAX_STOPS];
+        size_t n = 0, i;
+        glyd_chatStopTokens(o->model, ids, MAX_STOPS, &n);
+        for (i = 0; i < n && i < MAX_STOPS; i++) add_stop(&c, ids[i]);
+        /* the template ends a reply with its eos_token (ChatML: <|im_end|>) */
+        if (glyd_chatTemplateEosToken(c.tmpl)[0]) add_stop(&c, glyd_tokenizerFind(c.tok, glyd_chatTemplateEosToken(c.tmpl)));
+        if (!n && c.info.eosToken >= 0 && c.info.eosToken <= INT_MAX) add_stop(&c, (int)c.info.eosToken);
     }
+    if (o->verbose)
+        fprintf(stderr, "chat template: %s\n", glyd_chatTemplateIsBuiltin(c.tmpl) ? "ChatML (the model has none)" : "the model's");
+    if (o->system && add_message(&c, "system", o->system, strlen(o->system))) goto done;
+    c.nbFixed = c.nbMsgs;
     if (!o->seeded) sp.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 32);
     c.sampler = glyd_samplerCreate(&sp, c.info.vocabSize);
     if (!c.sampler) { cli_error("out of memory"); goto done; }
@@ -510,7 +552,7 @@ static int chat_main(const run_opts* o)
         if (!strcmp(line, "/exit") || !strcmp(line, "/quit")) { free(line); break; }
         if (!strcmp(line, "/reset")) {
             c.nbHist = 0;
-            c.open = 0;
+            drop_messages(&c, c.nbFixed);
             free(line);
             fprintf(stderr, "(conversation forgotten)\n");
             continue;
@@ -525,6 +567,9 @@ static int chat_main(const run_opts* o)
     rc = 0;
 done:
     free(c.hist);
+    drop_messages(&c, 0);
+    free(c.msgs);
+    glyd_chatTemplateFree(c.tmpl);
     glyd_samplerFree(c.sampler);
     glyd_llmClose(c.llm);
     glyd_tokenizerFree(c.tok);

@@ -152,6 +152,51 @@ GLYD_API size_t glyd_tokenizerVocabSize(const glyd_tokenizer* tok);
  *  "</think>" (it goes back whole). */
 GLYD_API size_t glyd_chatAnswerStart(const char* reply, size_t size);
 
+/* A model's chat template: the Jinja text of its chat_template.jinja, or
+ * of tokenizer_config.json's "chat_template", rendered as transformers'
+ * apply_chat_template renders it, for the subset of Jinja that the
+ * templates of Qwen3, Qwen3.5, Llama 3.x, Mistral and Gemma 3 use
+ * (docs/CHAT.md). What the subset lacks is refused, with its line. */
+typedef struct glyd_chatTemplate_s glyd_chatTemplate;
+
+typedef struct {
+    const char* role;     /* "system", "user", "assistant" */
+    const char* content;  /* UTF-8 */
+} glyd_chatMessage;
+
+typedef struct {
+    int addGenerationPrompt; /* end with the assistant's header, for its reply */
+    int enableThinking;      /* -1: not passed to the template; 0: false; 1: true */
+    int fixedTime;           /* 1: strftime_now formats `time` (seconds since the */
+    long long time;          /* epoch, as UTC) instead of the local time now */
+} glyd_chatOptions;
+
+/** Opens the chat template of a model folder or a packed model, with its
+ *  bos_token and eos_token. A model without one gets the built-in ChatML
+ *  template (glyd_chatTemplateIsBuiltin). NULL on failure, with *error set
+ *  and a one-line reason in message. */
+GLYD_API glyd_chatTemplate* glyd_chatTemplateOpen(const char* path, char* message, size_t messageCapacity,
+                                                  size_t* error);
+/** A template from its text; bosToken and eosToken may be NULL. */
+GLYD_API glyd_chatTemplate* glyd_chatTemplateCreate(const char* source, size_t size, const char* bosToken,
+                                                    const char* eosToken, char* message, size_t messageCapacity,
+                                                    size_t* error);
+GLYD_API void glyd_chatTemplateFree(glyd_chatTemplate* t);
+GLYD_API int glyd_chatTemplateIsBuiltin(const glyd_chatTemplate* t);
+/** The template's eos_token ("" when it has none). */
+GLYD_API const char* glyd_chatTemplateEosToken(const glyd_chatTemplate* t);
+/** Renders messages[0..n): *text is allocated with malloc (NUL-terminated,
+ *  *size bytes), the caller frees it. Returns 0, or an error with a
+ *  one-line reason in message (a construct the renderer lacks, or the
+ *  template's own raise_exception). */
+GLYD_API size_t glyd_chatTemplateRender(const glyd_chatTemplate* t, const glyd_chatMessage* messages, size_t n,
+                                        const glyd_chatOptions* options, char** text, size_t* size, char* message,
+                                        size_t messageCapacity);
+/** The tokens that end a reply: generation_config.json's eos_token_id (a
+ *  number or a list), else config.json's. Writes at most capacity ids and
+ *  sets *count to how many there are (0 when neither file names one). */
+GLYD_API size_t glyd_chatStopTokens(const char* path, int* ids, size_t capacity, size_t* count);
+
 /* Picking the next token, as transformers' generate() does: repetition
  * penalty, then greedy (temperature 0) or temperature, top-k, top-p, min-p
  * and a draw with a seeded generator (the same seed, the same draws). */

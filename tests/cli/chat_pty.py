@@ -133,5 +133,51 @@ if status is None:
     os.waitpid(pid, 0)
 report(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, "/exit quits with status 0",
        "status %r" % (status,))
+
+# the model's own chat template (Qwen3's, from tokenizer_config.json),
+# outside a terminal: each turn renders the whole conversation, and the
+# cache keeps what it already holds of it
+tmodel = os.path.join(work, "chat-template-model")
+os.makedirs(tmodel, exist_ok=True)
+for name in ("model.safetensors", "config.json", "tokenizer.json"):
+    shutil.copy(os.path.join(model, name), tmodel)
+repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+qwen3 = open(os.path.join(repo, "tests", "data", "chat", "templates", "qwen3.jinja")).read()
+json.dump({"chat_template": qwen3, "eos_token": "<|im_end|>", "bos_token": None},
+          open(os.path.join(tmodel, "tokenizer_config.json"), "w"))
+json.dump({"eos_token_id": [511]}, open(os.path.join(tmodel, "generation_config.json"), "w"))
+
+
+def cache_lines(extra):
+    r = subprocess.run([glyd, "run", tmodel, "-v", "-n", "8", "--seed", "3", "-T1", "--system", "Be brief."] + extra,
+                       input=b"Hello\nAgain\n", capture_output=True, timeout=120)
+    lines = [l for l in r.stderr.decode(errors="replace").splitlines() if l.startswith("(cache: ")]
+    nums = [(int(l.split()[1]), int(l.split()[4])) for l in lines]
+    return r, nums
+
+
+r, nums = cache_lines([])
+report(r.returncode == 0 and b"chat template: the model's" in r.stderr, "the model's chat template is used",
+       "rc %d, stderr %r" % (r.returncode, r.stderr[-300:]))
+report(len(nums) == 2 and nums[0][0] == 0 and nums[0][1] > 0 and nums[0][1] <= nums[1][0] <= nums[0][1] + 8,
+       "the next turn keeps the conversation in the cache and feeds the rest", repr(nums))
+r2, nums2 = cache_lines(["--no-think"])
+report(r2.returncode == 0 and len(nums2) == 2 and nums2[0][1] == nums[0][1] + len("<think>\n\n</think>\n\n"),
+       "--no-think renders enable_thinking=false (the empty thinking)", repr(nums2))
+# a template that writes earlier replies otherwise than they were drawn
+# (as Qwen3's drops their thinking): the cache goes back to where they start
+json.dump({"chat_template": "{% for m in messages %}<|im_start|>{{ m.role }}\n"
+                            "{{ '(a reply)' if m.role == 'assistant' else m.content }}<|im_end|>\n{% endfor %}"
+                            "<|im_start|>assistant\n"}, open(os.path.join(tmodel, "tokenizer_config.json"), "w"))
+r4, nums4 = cache_lines([])
+report(r4.returncode == 0 and len(nums4) == 2 and nums4[1][0] == nums4[0][1],
+       "a history written otherwise is fed again from where it differs", repr(nums4))
+json.dump({"chat_template": "{{ bos_token }}\n{% filter upper %}x{% endfilter %}"},
+          open(os.path.join(tmodel, "tokenizer_config.json"), "w"))
+r3 = subprocess.run([glyd, "run", tmodel, "-p", "Hi", "-n", "2", "-T1"], capture_output=True, timeout=120)
+err = r3.stderr.decode(errors="replace").strip().splitlines()
+report(r3.returncode == 1 and len(err) == 1 and "line 2: unsupported tag 'filter'" in err[0],
+       "a template outside the subset is refused in one line naming its line", repr(err))
+shutil.rmtree(tmodel)
 shutil.rmtree(model)
 sys.exit(1 if failures else 0)
