@@ -23,6 +23,7 @@ import sys
 import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
                           Qwen3ForCausalLM)
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig, MistralConfig, MistralForCausalLM
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -48,12 +49,29 @@ MODELS = [
      dict(head_dim=16, rope_theta=10000.0, tie_word_embeddings=True,
           rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                         "original_max_position_embeddings": 32}), 160),
+    # a window of 48 positions under 160: most queries see only part of the
+    # past; head_dim given and unlike hidden_size / heads, as Mistral Nemo's
+    ("tiny-mistral", 1300, MistralConfig, MistralForCausalLM,
+     dict(head_dim=24, rope_theta=1000000.0, sliding_window=48, tie_word_embeddings=False), 160),
+    # sliding layers (window 40, their own base) and full ones with linear
+    # scaling by 4 (a context of 256 stretched from 64: the 160 positions go
+    # past 64); sqrt(48) is no round number, so the embedding's scale is
+    # checked in float; Gemma's own activation key replaces hidden_act
+    ("tiny-gemma3", 1301, Gemma3TextConfig, Gemma3ForCausalLM,
+     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, head_dim=16, hidden_act=None,
+          query_pre_attn_scalar=24, sliding_window=40, max_position_embeddings=256, final_logit_softcapping=4.0, bos_token_id=2,
+          eos_token_id=1, tie_word_embeddings=True,
+          layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
+          rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
+                           "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 160),
 ]
 
 
 def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
     torch.manual_seed(seed)
-    config = config_cls(**COMMON, **extra)
+    # a model's own settings override the common ones; None drops a key
+    settings = {k: v for k, v in {**COMMON, **extra}.items() if v is not None}
+    config = config_cls(**settings)
     model = model_cls(config)
     with torch.no_grad():
         # random biases and norm weights too, so that every path is exercised

@@ -15,7 +15,7 @@
 /* Configuration                                                            */
 /* ------------------------------------------------------------------------ */
 
-typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3 } glyd_arch;
+typedef enum { GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_MISTRAL, GLYD_ARCH_GEMMA3 } glyd_arch;
 
 typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN, GLYD_ROPE_LLAMA3 } glyd_ropeKind;
 
@@ -37,6 +37,15 @@ typedef struct {
     double yarnBetaFast, yarnBetaSlow, yarnAttentionFactor;
     double llama3LowFreqFactor, llama3HighFreqFactor;
     long long bos, eos;
+    /* Mistral and Gemma 3 (gemma.c) */
+    unsigned slidingWindow;          /* keys a sliding layer's query sees, itself included; 0: none */
+    unsigned char sliding[4096];     /* (GLYD_MAX_LAYERS) 1 where the layer's attention is windowed */
+    int gemma;                       /* Gemma's norms (x * (1 + w)), four a layer; GELU-tanh; scaled embedding */
+    double queryPreAttnScalar;       /* attention scores scaled by its -1/2 power; 0: head_dim's */
+    double finalSoftcap;             /* logits = c tanh(logits / c); 0: none */
+    double localRopeTheta;           /* sliding layers' rotation (Gemma 3): base, and */
+    glyd_ropeKind localRope;         /* none or linear scaling */
+    double localRopeFactor;
 } glyd_llmConfig;
 
 /* The largest shapes config.json may give. Within them every product the
@@ -142,6 +151,7 @@ typedef struct {
     float *attnNorm, *mlpNorm;      /* (dim) */
     float *bq, *bk, *bv;            /* Qwen2: (nbHeads*headDim), (kv*headDim) x2 */
     float *qNorm, *kNorm;           /* Qwen3: (headDim) */
+    float *postAttnNorm, *postMlpNorm; /* Gemma 3: of the attention's and the MLP's outputs (dim) */
 } glyd_layer;
 
 /* ------------------------------------------------------------------------ */
@@ -326,5 +336,31 @@ glyd_tokenizer* glyd_tokenizerLoad(const char* json, size_t size, char* why, siz
  * and memory linear in n. GENERIC, and *nfc NULL, when the text is not
  * valid UTF-8. */
 size_t glyd_textNfc(const uint8_t* text, size_t n, uint8_t** nfc, size_t* nfcLen);
+
+/* ------------------------------------------------------------------------ */
+/* Mistral's and Gemma 3's pieces of the forward pass (gemma.c)              */
+/* ------------------------------------------------------------------------ */
+
+/* The first cached position that the query at pos sees in layer l: past
+ * the window in a sliding layer, else 0. */
+size_t glyd_attendFrom(const glyd_llmConfig* c, unsigned l, size_t pos);
+/* The factor of q . k: query_pre_attn_scalar's, else head_dim's, -1/2 power. */
+float glyd_attendScale(const glyd_llmConfig* c);
+/* The sliding layers' rotary frequencies (Gemma 3's local base and
+ * scaling), as glyd_ropeFrequencies gives the others'. */
+void glyd_ropeLocalFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale);
+/* Gemma's embedding scale, sqrt(hidden_size) in float as the fp32 model
+ * applies it; 1 for the others. */
+float glyd_embedScale(const glyd_llmConfig* c);
+/* Gemma's norm weights w (every layer's, and the final norm's) as the
+ * engine's norm takes them: 1 + w. Nothing for the others. */
+void glyd_gemmaNorms(const glyd_llmConfig* c, glyd_layer* layers, float* finalNorm);
+/* x * up through the MLP's activation (SwiGLU's silu or Gemma's GELU-tanh). */
+void glyd_gatedActivation(const glyd_llmConfig* c, float* gate, const float* up, size_t n);
+/* c tanh(x / c) for each of n values, when the config caps the logits. */
+void glyd_logitSoftcap(const glyd_llmConfig* c, float* x, size_t n);
+/* Nonzero, *why saying what in one line, when the GPU backend cannot run
+ * the model as configured with a context of ctx positions. */
+int glyd_gpuRefuses(const glyd_llmConfig* c, unsigned long long ctx, char* why, size_t whyCap);
 
 #endif /* GLYD_INFER_H */
