@@ -13,7 +13,9 @@
  *     logits' soft cap.
  *
  * The cache still holds every position of every layer: a sliding layer
- * masks the keys before its window rather than dropping them.
+ * masks the keys before its window rather than dropping them, so that a
+ * pass may start again at any earlier position (the chat rewrites replies)
+ * and find the keys its window needs.
  */
 #include <math.h>
 #include <stdio.h>
