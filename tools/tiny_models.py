@@ -23,7 +23,18 @@ import sys
 import torch
 from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3Config,
                           Qwen3ForCausalLM)
-from transformers import Gemma3ForCausalLM, Gemma3TextConfig, MistralConfig, MistralForCausalLM
+from transformers import (Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig,
+                          MistralConfig, MistralForCausalLM)
+
+def gemma3_multimodal(**text):
+    """Gemma 3's multimodal model around the text model of these settings,
+    with a tiny vision tower; its image token lies outside the vocabulary,
+    so that no text token stands for an image."""
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+                  patch_size=14)
+    return Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, image_token_index=1000,
+                        boi_token_index=1001, eoi_token_index=1002)
+
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -64,6 +75,14 @@ MODELS = [
           layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
           rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
                            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 160),
+    # the text model of a multimodal checkpoint (tensors under
+    # language_model.model., settings in text_config): Gemma 3 4B's form,
+    # its 8 heads sharing transformers' default of 4 kv heads, linear
+    # scaling by 8 given as rope_scaling, one full layer in 2
+    ("tiny-gemma3-mm", 1302, gemma3_multimodal, Gemma3ForConditionalGeneration,
+     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=None,
+          head_dim=16, hidden_act=None, sliding_window=40, sliding_window_pattern=2,
+          rope_scaling={"rope_type": "linear", "factor": 8.0}), 96),
 ]
 
 

@@ -489,6 +489,49 @@ static size_t read_gemma(glyd_llmConfig* c, const json_t* root, const reason* r)
     return read_gemma_rope(c, root, r);
 }
 
+/* Gemma 3's text model as transformers configures it: Gemma3TextConfig's
+ * defaults beneath the keys config.json gives, at its top level
+ * (Gemma3ForCausalLM) or in text_config (Gemma3ForConditionalGeneration,
+ * whose text model is what the engine runs). *text: the merged object,
+ * the caller's to free; NULL for the other architectures. */
+static size_t gemma_text(const json_t* root, json_t** text, int* multimodal, const reason* r)
+{
+    static const char kDefaults[] =
+        "{\"vocab_size\": 262208, \"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": 26, "
+        "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"bos_token_id\": 2, \"eos_token_id\": 1}";
+    const char* const name = json_string_value(json_array_get(get(root, "architectures"), 0));
+    const json_t* src = root;
+    *text = NULL;
+    *multimodal = 0;
+    if (name && !strcmp(name, "Gemma3ForConditionalGeneration")) {
+        src = get(root, "text_config");
+        if (!src) return missing(r, NULL, "text_config");
+        if (!json_is_object(src))
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "text_config", src, "it must be an object");
+        *multimodal = 1;
+    } else if (!name || strcmp(name, "Gemma3ForCausalLM") != 0) {
+        return 0;
+    }
+    *text = json_loads(kDefaults, 0, NULL);
+    if (!*text || json_object_update(*text, (json_t*)src) != 0 ||
+        json_object_set_new(*text, "architectures", json_pack("[s]", "Gemma3ForCausalLM")) != 0) {
+        json_decref(*text);
+        *text = NULL;
+        say(r, "config.json: out of memory");
+        return GLYD_ERROR(memory_allocation);
+    }
+    return 0;
+}
+
+/* A refusal of a key of text_config, named as such. */
+static void in_text_config(const reason* r)
+{
+    char said[512];
+    if (!r->why || !r->cap || strncmp(r->why, "config.json: ", 13) != 0) return;
+    snprintf(said, sizeof said, "%s", r->why + 13);
+    say(r, "config.json: text_config.%s", said);
+}
+
 static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
     FORWARD_IF_ERROR(read_architecture(c, root, r));
@@ -516,7 +559,13 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
         return GLYD_ERROR(model_invalid);
     }
     if (json_is_object(root)) {
-        err = read_config(c, root, &r);
+        json_t* gemma = NULL;
+        int multimodal = 0;
+        err = gemma_text(root, &gemma, &multimodal, &r);
+        if (!glyd_isError(err)) err = read_config(c, gemma ? gemma : root, &r);
+        if (glyd_isError(err) && multimodal) in_text_config(&r);
+        c->multimodal = multimodal;
+        json_decref(gemma);
     } else {
         say(&r, "config.json: not a JSON object");
         err = GLYD_ERROR(model_invalid);

@@ -136,7 +136,7 @@ typedef struct {
     uint64_t checksum;          /* packed: XXH3-64 of the original bytes, from the index */
 } tensor_ref;
 
-static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
+static int find_named(const glyd_llm* m, const char* name, tensor_ref* t)
 {
     size_t f, i;
     memset(t, 0, sizeof(*t));
@@ -181,6 +181,24 @@ static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
         }
     }
     return 0;
+}
+
+/* A tensor by its name in a text model's checkpoint. Gemma 3's multimodal
+ * checkpoints hold the text model under language_model.model. (as
+ * transformers saves them) or model.language_model. (as it names them in
+ * memory), and lm_head beside it. */
+static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
+{
+    static const char* const kText[] = { "language_model.model.", "model.language_model." };
+    char mapped[256];
+    size_t k;
+    if (!m->cfg.multimodal) return find_named(m, name, t);
+    for (k = 0; k < 2 && !strncmp(name, "model.", 6); k++) {
+        snprintf(mapped, sizeof mapped, "%s%s", kText[k], name + 6);
+        if (find_named(m, mapped, t)) return 1;
+    }
+    if (strcmp(name, "lm_head.weight") != 0) return 0;
+    return find_named(m, name, t) || find_named(m, "language_model.lm_head.weight", t);
 }
 
 /* The mapping that holds a tensor's bytes, for letting its pages go. */
@@ -754,7 +772,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         glyd_llmConfig const* const c = &m->cfg;
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
                                               "MistralForCausalLM", "Gemma3ForCausalLM" };
-        snprintf(m->arch, sizeof m->arch, "%s", kNames[c->arch]);
+        snprintf(m->arch, sizeof m->arch, "%s", c->multimodal ? "Gemma3ForConditionalGeneration" : kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         if (m->ctx > GLYD_MAX_POSITIONS) {
             /* the bound under which the cache's sizes cannot overflow */

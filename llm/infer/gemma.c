@@ -108,7 +108,7 @@ void glyd_logitSoftcap(const glyd_llmConfig* c, float* x, size_t n)
 int glyd_gpuRefuses(const glyd_llmConfig* c, unsigned long long ctx, char* why, size_t whyCap)
 {
     if (c->gemma) {
-        snprintf(why, whyCap, "Gemma3ForCausalLM runs on the CPU only (the GPU backend has no Gemma norms, "
+        snprintf(why, whyCap, "Gemma 3 runs on the CPU only (the GPU backend has no Gemma norms, "
                               "GELU or sliding windows)");
         return 1;
     }

@@ -46,6 +46,7 @@ typedef struct {
     double localRopeTheta;           /* sliding layers' rotation (Gemma 3): base, and */
     glyd_ropeKind localRope;         /* none or linear scaling */
     double localRopeFactor;
+    int multimodal;                  /* Gemma3ForConditionalGeneration: its text model, tensors under language_model */
 } glyd_llmConfig;
 
 /* The largest shapes config.json may give. Within them every product the

@@ -147,7 +147,7 @@ refused "run: Gemma 3 with another activation is refused" \
     "glyd: gelu: config.json: hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" \
     "$GLYD" run gelu --tokens 1
 refused "run --gpu: Gemma 3 is refused before any weight loads" \
-    "glyd: $TINY/tiny-gemma3: GPU: Gemma3ForCausalLM runs on the CPU only (the GPU backend has no Gemma norms, GELU or sliding windows)" \
+    "glyd: $TINY/tiny-gemma3: GPU: Gemma 3 runs on the CPU only (the GPU backend has no Gemma norms, GELU or sliding windows)" \
     "$GLYD" run "$TINY/tiny-gemma3" --gpu --tokens 1
 refused "run --gpu: a sliding window shorter than the context is refused" \
     "glyd: $TINY/tiny-mistral: GPU: sliding_window 48 under a context of 512 positions runs on the CPU only (the GPU backend has no sliding windows)" \

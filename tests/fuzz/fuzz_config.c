@@ -100,7 +100,7 @@ static void check_windows(const glyd_llmConfig* c)
         if (c->arch != GLYD_ARCH_MISTRAL && c->arch != GLYD_ARCH_GEMMA3) REQUIRE(!c->sliding[l]);
         if (c->sliding[l]) REQUIRE(c->slidingWindow >= 1);
     }
-    REQUIRE(c->gemma == (c->arch == GLYD_ARCH_GEMMA3));
+    REQUIRE(c->gemma == (c->arch == GLYD_ARCH_GEMMA3) && (!c->multimodal || c->gemma));
     REQUIRE(invFreq != NULL);
     if (c->gemma) {
         REQUIRE(c->queryPreAttnScalar >= FLT_MIN && c->queryPreAttnScalar <= FLT_MAX);

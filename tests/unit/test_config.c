@@ -520,6 +520,11 @@ TEST(hf_config_mistral_and_gemma3_fields)
     static const char* const defaults =
         "{\"architectures\": [\"%s\"], \"hidden_size\": 64, \"intermediate_size\": 96, \"num_hidden_layers\": 7, "
         "\"num_attention_heads\": 4, \"vocab_size\": 300}";
+    static const char* const gemma3Multimodal =
+        "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"eos_token_id\": [1, 106], "
+        "\"text_config\": {\"hidden_size\": 2560, \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", "
+        "\"num_hidden_layers\": 34, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, "
+        "\"sliding_window\": 1024}, \"vision_config\": {\"hidden_size\": 1152}}";
     char text[512];
 
     CHECK_OK(parse_file("tests/data/tiny-mistral/config.json", &c, why, sizeof why));
@@ -549,6 +554,21 @@ TEST(hf_config_mistral_and_gemma3_fields)
     CHECK(c.slidingWindow == 4096 && c.headDim == 256 && c.queryPreAttnScalar == 256.0 && c.tied);
     CHECK(c.ropeTheta == 1e6 && c.localRopeTheta == 1e4 && c.rope == GLYD_ROPE_NONE && c.maxPositions == 131072);
     CHECK(c.sliding[4] && !c.sliding[5] && c.sliding[6]);
+
+    /* Gemma3ForConditionalGeneration: its text model, from text_config */
+    CHECK_OK(parse_file("tests/data/tiny-gemma3-mm/config.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_GEMMA3 && c.multimodal && c.nbHeads == 8 && c.nbKvHeads == 4 && c.dim == 48);
+    CHECK(c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 8.0 && c.sliding[0] && !c.sliding[1] && c.vocab == 256);
+    /* as Gemma 3 4B's config.json gives it: the rest is transformers'
+     * Gemma3TextConfig defaults */
+    CHECK_OK(parse_text(gemma3Multimodal, &c, why, sizeof why));
+    CHECK(c.multimodal && c.dim == 2560 && c.hidden == 10240 && c.nbLayers == 34 && c.vocab == 262208);
+    CHECK(c.nbHeads == 8 && c.nbKvHeads == 4 && c.headDim == 256 && c.queryPreAttnScalar == 256.0 && c.tied);
+    CHECK(c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 8.0 && c.ropeTheta == 1e6 && c.localRopeTheta == 1e4);
+    CHECK(c.slidingWindow == 1024 && c.sliding[4] && !c.sliding[5] && c.bos == 2 && c.eos == 1);
+    CHECK(c.maxPositions == 131072 && c.normEps == 1e-6f);
+    CHECK_OK(parse_file("tests/data/tiny-gemma3/config.json", &c, why, sizeof why));
+    CHECK(!c.multimodal);
 }
 
 TEST(engine_refuses_mistral_and_gemma3_config_values)
@@ -577,10 +597,17 @@ TEST(engine_refuses_mistral_and_gemma3_config_values)
           "config.json: rope_parameters.full_attention.factor is 0.5: it must be a number in 1..16777216" },
         { "{" GEMMA "\"rope_local_base_freq\": 1}",
           "config.json: rope_local_base_freq is 1: it must be a number above 1 within float range" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"]}", "config.json: text_config is missing" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"text_config\": [1]}",
+          "config.json: text_config is [1]: it must be an object" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"text_config\": {\"rope_scaling\": "
+          "{\"rope_type\": \"linear\", \"factor\": 0}}}",
+          "config.json: text_config.rope_scaling.factor is 0: it must be a number in 1..16777216" },
     };
     static const bad_config kUnsupported[] = {
-        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"]}",
-          "config.json: architectures is [\"Gemma3ForConditionalGeneration\"]: it is not supported (" ARCHS " are)" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], "
+          "\"text_config\": {\"hidden_activation\": \"gelu\"}}",
+          "config.json: text_config.hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" },
         { "{" GEMMA "\"hidden_activation\": \"gelu\"}",
           "config.json: hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" },
         { "{" GEMMA "\"attention_bias\": true}",

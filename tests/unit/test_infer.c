@@ -1105,6 +1105,12 @@ TEST(engine_tiny_mistral_against_transformers) { check_tiny("tiny-mistral", 0, 0
 /* sliding and full layers, two rotations (linear scaling on the full
  * ones), sandwich norms, GELU-tanh, the scaled embedding, the soft cap */
 TEST(engine_tiny_gemma3_against_transformers) { check_tiny("tiny-gemma3", 0, 0); check_tiny("tiny-gemma3", 1, 0); }
+/* the text model of a multimodal checkpoint: text_config, language_model.model. */
+TEST(engine_tiny_gemma3_multimodal_text_against_transformers)
+{
+    check_tiny("tiny-gemma3-mm", 0, 0);
+    check_tiny("tiny-gemma3-mm", 1, 0);
+}
 
 /* Opens a tiny model on the emulated GPU with a context of ctx positions
  * (0: the model's): NULL, the message in msg, when refused. */
@@ -1130,7 +1136,12 @@ TEST(gpu_backend_refuses_gemma3_and_sliding_windows)
     size_t err = 0;
     glyd_llm* m = open_tiny_on_gpu("tiny-gemma3", 0, msg, sizeof msg, &err);
     CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
-    CHECK(!strcmp(msg, "tests/data/tiny-gemma3: GPU: Gemma3ForCausalLM runs on the CPU only (the GPU backend has no "
+    CHECK(!strcmp(msg, "tests/data/tiny-gemma3: GPU: Gemma 3 runs on the CPU only (the GPU backend has no "
+                       "Gemma norms, GELU or sliding windows)"));
+    glyd_llmClose(m);
+    m = open_tiny_on_gpu("tiny-gemma3-mm", 0, msg, sizeof msg, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(msg, "tests/data/tiny-gemma3-mm: GPU: Gemma 3 runs on the CPU only (the GPU backend has no "
                        "Gemma norms, GELU or sliding windows)"));
     glyd_llmClose(m);
     m = open_tiny_on_gpu("tiny-mistral", 49, msg, sizeof msg, &err);
