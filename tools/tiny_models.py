@@ -70,8 +70,8 @@ MODELS = [
     # checked in float; Gemma's own activation key replaces hidden_act
     ("tiny-gemma3", 1301, Gemma3TextConfig, Gemma3ForCausalLM,
      dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, head_dim=16, hidden_act=None,
-          query_pre_attn_scalar=24, sliding_window=40, max_position_embeddings=256, final_logit_softcapping=4.0, bos_token_id=2,
-          eos_token_id=1, tie_word_embeddings=True,
+          query_pre_attn_scalar=24, sliding_window=40, max_position_embeddings=256, final_logit_softcapping=4.0,
+          bos_token_id=2, eos_token_id=1, tie_word_embeddings=True,
           layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
           rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
                            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 160),
@@ -80,8 +80,8 @@ MODELS = [
     # its 8 heads sharing transformers' default of 4 kv heads, linear
     # scaling by 8 given as rope_scaling, one full layer in 2
     ("tiny-gemma3-mm", 1302, gemma3_multimodal, Gemma3ForConditionalGeneration,
-     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=None,
-          head_dim=16, hidden_act=None, sliding_window=40, sliding_window_pattern=2,
+     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, num_attention_heads=8,
+          num_key_value_heads=None, head_dim=16, hidden_act=None, sliding_window=40, sliding_window_pattern=2,
           rope_scaling={"rope_type": "linear", "factor": 8.0}), 96),
 ]
 
