@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Makes the engine's test models: tiny random Qwen2, Qwen3, Qwen3 with
-yarn rope scaling and Llama with Llama 3's rope scaling, in bf16 Hugging
+"""Makes the engine's test models: tiny random models of each family it
+runs (Qwen2; Qwen3, with and without yarn rope scaling; Llama with Llama
+3's rope scaling; Qwen3-MoE and Mixtral; Qwen3.5, bare and in its
+multimodal form; Mistral; Gemma 3, bare and multimodal) in bf16 Hugging
 Face layout, with reference logits from transformers itself (fp32 compute
 on the bf16 weights).
 
@@ -25,6 +27,19 @@ from transformers import (LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCa
                           Qwen3ForCausalLM)
 from transformers import MixtralConfig, MixtralForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM
 from transformers import Qwen3_5Config, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5TextConfig
+from transformers import (Gemma3Config, Gemma3ForCausalLM, Gemma3ForConditionalGeneration, Gemma3TextConfig,
+                          MistralConfig, MistralForCausalLM)
+
+
+def gemma3_multimodal(**text):
+    """Gemma 3's multimodal model around the text model of these settings,
+    with a tiny vision tower; its image token lies outside the vocabulary,
+    so that no text token stands for an image."""
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=28,
+                  patch_size=14)
+    return Gemma3Config(text_config=text, vision_config=vision, mm_tokens_per_image=4, image_token_index=1000,
+                        boi_token_index=1001, eoi_token_index=1002)
+
 
 COMMON = dict(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
               num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
@@ -61,6 +76,29 @@ MODELS = [
     ("tiny-mixtral", 1321, MixtralConfig, MixtralForCausalLM,
      dict(intermediate_size=16, num_local_experts=8, num_experts_per_tok=2, rope_theta=1000000.0,
           tie_word_embeddings=False), 160),
+    # a window of 48 positions under 160: most queries see only part of the
+    # past; head_dim given and unlike hidden_size / heads, as Mistral Nemo's
+    ("tiny-mistral", 1300, MistralConfig, MistralForCausalLM,
+     dict(head_dim=24, rope_theta=1000000.0, sliding_window=48, tie_word_embeddings=False), 160),
+    # sliding layers (window 40, their own base) and full ones with linear
+    # scaling by 4 (a context of 256 stretched from 64: the 160 positions go
+    # past 64); sqrt(48) is no round number, so the embedding's scale is
+    # checked in float; Gemma's own activation key replaces hidden_act
+    ("tiny-gemma3", 1301, Gemma3TextConfig, Gemma3ForCausalLM,
+     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, head_dim=16, hidden_act=None,
+          query_pre_attn_scalar=24, sliding_window=40, max_position_embeddings=256, final_logit_softcapping=4.0,
+          bos_token_id=2, eos_token_id=1, tie_word_embeddings=True,
+          layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention"],
+          rope_parameters={"full_attention": {"rope_type": "linear", "factor": 4.0, "rope_theta": 1000000.0},
+                           "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}), 160),
+    # the text model of a multimodal checkpoint (tensors under
+    # language_model.model., settings in text_config): Gemma 3 4B's form,
+    # its 8 heads sharing transformers' default of 4 kv heads, linear
+    # scaling by 8 given as rope_scaling, one full layer in 2
+    ("tiny-gemma3-mm", 1302, gemma3_multimodal, Gemma3ForConditionalGeneration,
+     dict(hidden_size=48, intermediate_size=96, num_hidden_layers=4, num_attention_heads=8,
+          num_key_value_heads=None, head_dim=16, hidden_act=None, sliding_window=40, sliding_window_pattern=2,
+          rope_scaling={"rope_type": "linear", "factor": 8.0}), 96),
 ]
 
 # Qwen3.5: four layers (three Gated DeltaNet, then full attention with its
@@ -126,7 +164,9 @@ POST = {"tiny-qwen3-5-vl": add_mtp}
 
 def make(out_root, name, config_cls, model_cls, extra, nb_tokens, seed):
     torch.manual_seed(seed)
-    config = config_cls(**{**COMMON, **extra})
+    # a model's own settings override the common ones; None drops a key
+    settings = {k: v for k, v in {**COMMON, **extra}.items() if v is not None}
+    config = config_cls(**settings)
     model = model_cls(config)
     with torch.no_grad():
         # random biases and norm weights too, so that every path is exercised

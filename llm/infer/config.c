@@ -162,9 +162,11 @@ static size_t get_token(const json_t* o, const char* key, unsigned vocab, long l
 static size_t read_architecture(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
     static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                          "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM" };
+                                          "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM",
+                                          "MistralForCausalLM", "Gemma3ForCausalLM" };
     static const char kSupported[] = "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, "
-                                     "MixtralForCausalLM, Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration are";
+                                     "MixtralForCausalLM, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, "
+                                     "MistralForCausalLM, Gemma3ForCausalLM and Gemma3ForConditionalGeneration are";
     const json_t* const arch = get(root, "architectures");
     const char* const name = json_string_value(json_array_get(arch, 0));
     unsigned i;
@@ -197,6 +199,7 @@ static size_t read_sizes(glyd_llmConfig* c, const json_t* root, const reason* r)
 {
     long long dim = 0, heads = 0, kv, headDim = 0, layers = 0, hidden = 0, vocab = 0;
     long long maxPos = c->arch == GLYD_ARCH_LLAMA ? 2048 : 32768;
+    if (c->arch == GLYD_ARCH_MISTRAL || c->arch == GLYD_ARCH_GEMMA3) maxPos = 131072;
     FORWARD_IF_ERROR(need_int(root, "hidden_size", 1, GLYD_MAX_WIDTH, &dim, r));
     FORWARD_IF_ERROR(need_int(root, "num_attention_heads", 1, GLYD_MAX_WIDTH, &heads, r));
     kv = heads;
@@ -213,7 +216,7 @@ static size_t read_sizes(glyd_llmConfig* c, const json_t* root, const reason* r)
                           "it must be even (the rotary embedding turns pairs of values)");
     } else if (c->arch == GLYD_ARCH_QWEN3) {
         headDim = 128;
-    } else if (c->arch == GLYD_ARCH_QWEN3_5) {
+    } else if (c->arch == GLYD_ARCH_QWEN3_5 || c->arch == GLYD_ARCH_GEMMA3) {
         headDim = 256;
     } else if (dim % heads != 0) {
         return refuse(r, GLYD_ERROR(model_invalid), NULL, "num_attention_heads", get(root, "num_attention_heads"),
@@ -250,7 +253,8 @@ static size_t read_layers(glyd_llmConfig* c, const json_t* root, const reason* r
     const char* act = "silu";
     int attentionBias = 0, mlpBias = 0;
     double eps = 1e-6;
-    FORWARD_IF_ERROR(get_string(root, NULL, "hidden_act", &act, r));
+    /* Gemma 3 reads hidden_activation instead (read_gemma) */
+    if (c->arch != GLYD_ARCH_GEMMA3) FORWARD_IF_ERROR(get_string(root, NULL, "hidden_act", &act, r));
     if (strcmp(act, "silu") != 0)
         return refuse(r, GLYD_ERROR(model_unsupported), NULL, "hidden_act", get(root, "hidden_act"),
                       "it is not supported (silu is)");
@@ -259,6 +263,7 @@ static size_t read_layers(glyd_llmConfig* c, const json_t* root, const reason* r
         return refuse(r, GLYD_ERROR(model_unsupported), NULL, "mlp_bias", get(root, "mlp_bias"),
                       "MLP biases are not supported");
     FORWARD_IF_ERROR(get_bool(root, "attention_bias", &attentionBias, r));
+    c->tied = c->arch == GLYD_ARCH_GEMMA3; /* transformers' default */
     FORWARD_IF_ERROR(get_bool(root, "tie_word_embeddings", &c->tied, r));
     FORWARD_IF_ERROR(get_num(root, NULL, "rms_norm_eps", FLT_MIN, FLT_MAX, POSITIVE_FLOAT, &eps, r));
     c->normEps = (float)eps;
@@ -298,26 +303,17 @@ static size_t read_llama3(glyd_llmConfig* c, const json_t* rs, const char* rsKey
     return 0;
 }
 
-/* The rotary embedding: its base, and the scaling of rope_scaling (or of
- * rope_parameters, as transformers 5 writes it, with rope_theta inside). */
-static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
+static const char kBase[] = "it must be a number above 1 within float range";
+
+/* The scaling of the rotary embedding that the object rs (named rsKey)
+ * describes: its type and what that type reads. */
+static size_t read_rope_kind(glyd_llmConfig* c, const json_t* rs, const char* rsKey, const reason* r)
 {
-    static const char kBase[] = "it must be a number above 1 within float range";
-    double const above1 = nextafter(1.0, 2.0);
-    const char* rsKey = "rope_scaling";
     const char* kindKey = "rope_type";
-    const json_t* rs = get(root, rsKey);
     const char* kind = NULL;
     long long originalMax = c->maxPositions;
     char factorRule[64];
-    if (!rs) rs = get(root, rsKey = "rope_parameters");
-    if (rs && !json_is_object(rs))
-        return refuse(r, GLYD_ERROR(model_invalid), NULL, rsKey, rs, "it must be an object");
-    c->ropeTheta = c->arch == GLYD_ARCH_MIXTRAL ? 1000000.0 : 10000.0; /* MixtralConfig's default_theta */
-    FORWARD_IF_ERROR(get_num(rs, rsKey, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
-    FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
     c->rope = GLYD_ROPE_NONE;
-    if (!rs) return 0;
     FORWARD_IF_ERROR(get_string(rs, rsKey, kindKey, &kind, r));
     if (!kind) FORWARD_IF_ERROR(get_string(rs, rsKey, kindKey = "type", &kind, r));
     if (!kind || !strcmp(kind, "default")) return 0;
@@ -338,6 +334,212 @@ static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
     FORWARD_IF_ERROR(get_int(rs, rsKey, "original_max_position_embeddings", 1, GLYD_MAX_POSITIONS, &originalMax, r));
     c->ropeOriginalMax = (unsigned)originalMax;
     return c->rope == GLYD_ROPE_YARN ? read_yarn(c, rs, rsKey, r) : read_llama3(c, rs, rsKey, r);
+}
+
+/* The rotary embedding: its base, and the scaling of rope_scaling (or of
+ * rope_parameters, as transformers 5 writes it, with rope_theta inside). */
+static size_t read_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    double const above1 = nextafter(1.0, 2.0);
+    const char* rsKey = "rope_scaling";
+    const json_t* rs = get(root, rsKey);
+    if (!rs) rs = get(root, rsKey = "rope_parameters");
+    if (rs && !json_is_object(rs))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, rsKey, rs, "it must be an object");
+    c->ropeTheta = c->arch == GLYD_ARCH_MIXTRAL ? 1000000.0 : 10000.0; /* MixtralConfig's default_theta */
+    FORWARD_IF_ERROR(get_num(rs, rsKey, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+    FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+    c->rope = GLYD_ROPE_NONE;
+    if (!rs) return 0;
+    return read_rope_kind(c, rs, rsKey, r);
+}
+
+/* sliding_window: the keys a windowed layer's query sees, itself included
+ * (transformers' mask: key positions above the query's minus the window).
+ * Absent: transformers' default of 4096; null: none. */
+static size_t read_window(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const json_t* const j = json_object_get(root, "sliding_window");
+    long long window = 4096;
+    if (json_is_null(j)) return 0;
+    FORWARD_IF_ERROR(get_int(root, NULL, "sliding_window", 1, GLYD_MAX_POSITIONS, &window, r));
+    c->slidingWindow = (unsigned)window;
+    return 0;
+}
+
+/* Mistral: Llama's layers, every one windowed when sliding_window is set,
+ * and never biases (transformers' Mistral ignores attention_bias). */
+static size_t read_mistral(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    FORWARD_IF_ERROR(read_window(c, root, r));
+    memset(c->sliding, c->slidingWindow > 0, c->nbLayers);
+    c->qkvBias = 0;
+    return 0;
+}
+
+/* Gemma 3's rotations: the full layers' (rope_theta, default 1e6, and any
+ * scaling) and the sliding layers' (their own base, default 1e4; none or
+ * linear scaling), as rope_parameters holds them per layer type
+ * (transformers 5), or as rope_theta, rope_scaling and rope_local_base_freq
+ * did before. */
+static size_t read_gemma_rope(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    static const char kFull[] = "rope_parameters.full_attention", kSliding[] = "rope_parameters.sliding_attention";
+    double const above1 = nextafter(1.0, 2.0);
+    const json_t* const rp = get(root, "rope_parameters");
+    const json_t *full, *sliding;
+    glyd_llmConfig local = *c;
+    c->ropeTheta = 1e6;
+    local.ropeTheta = 1e4;
+    if (rp) {
+        if (!json_is_object(rp) || (!get(rp, "full_attention") && !get(rp, "sliding_attention")))
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "rope_parameters", rp,
+                          "it must be an object of full_attention and sliding_attention");
+        if (get(root, "rope_scaling"))
+            return refuse(r, GLYD_ERROR(model_unsupported), NULL, "rope_scaling", get(root, "rope_scaling"),
+                          "it is not supported beside rope_parameters");
+        full = get(rp, "full_attention");
+        sliding = get(rp, "sliding_attention");
+        if (full && !json_is_object(full))
+            return refuse(r, GLYD_ERROR(model_invalid), "rope_parameters", "full_attention", full,
+                          "it must be an object");
+        if (sliding && !json_is_object(sliding))
+            return refuse(r, GLYD_ERROR(model_invalid), "rope_parameters", "sliding_attention", sliding,
+                          "it must be an object");
+        /* a base missing from an object is the top level's, as before */
+        if (!get(full, "rope_theta"))
+            FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+        FORWARD_IF_ERROR(get_num(full, kFull, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+        if (full) FORWARD_IF_ERROR(read_rope_kind(c, full, kFull, r));
+        if (!get(sliding, "rope_theta"))
+            FORWARD_IF_ERROR(get_num(root, NULL, "rope_local_base_freq", above1, FLT_MAX, kBase, &local.ropeTheta, r));
+        FORWARD_IF_ERROR(get_num(sliding, kSliding, "rope_theta", above1, FLT_MAX, kBase, &local.ropeTheta, r));
+        if (sliding) FORWARD_IF_ERROR(read_rope_kind(&local, sliding, kSliding, r));
+        if (local.rope != GLYD_ROPE_NONE && local.rope != GLYD_ROPE_LINEAR)
+            return refuse(r, GLYD_ERROR(model_unsupported), kSliding, "rope_type", get(sliding, "rope_type"),
+                          "it is not supported for sliding layers (default and linear are)");
+    } else {
+        const json_t* const rs = get(root, "rope_scaling");
+        FORWARD_IF_ERROR(get_num(root, NULL, "rope_theta", above1, FLT_MAX, kBase, &c->ropeTheta, r));
+        FORWARD_IF_ERROR(get_num(root, NULL, "rope_local_base_freq", above1, FLT_MAX, kBase, &local.ropeTheta, r));
+        if (rs && !json_is_object(rs))
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "rope_scaling", rs, "it must be an object");
+        if (rs) FORWARD_IF_ERROR(read_rope_kind(c, rs, "rope_scaling", r));
+    }
+    c->localRopeTheta = local.ropeTheta;
+    c->localRope = local.rope;
+    c->localRopeFactor = local.rope == GLYD_ROPE_LINEAR ? local.ropeFactor : 1.0;
+    return 0;
+}
+
+/* Which of Gemma 3's layers are windowed: layer_types, else one full layer
+ * in every sliding_window_pattern (default 6), the last of each group. */
+static size_t read_layer_types(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const json_t* const types = get(root, "layer_types");
+    long long pattern = 6;
+    unsigned l;
+    if (!types) {
+        FORWARD_IF_ERROR(get_int(root, NULL, "sliding_window_pattern", 1, GLYD_MAX_LAYERS, &pattern, r));
+        for (l = 0; l < c->nbLayers; l++) c->sliding[l] = (l + 1) % (unsigned)pattern != 0;
+        return 0;
+    }
+    if (!json_is_array(types) || json_array_size(types) != c->nbLayers)
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "layer_types", types,
+                      "it must be a list of num_hidden_layers (%u) layer types", c->nbLayers);
+    for (l = 0; l < c->nbLayers; l++) {
+        const char* const t = json_string_value(json_array_get(types, l));
+        if (t && !strcmp(t, "sliding_attention")) c->sliding[l] = 1;
+        else if (t && !strcmp(t, "full_attention")) c->sliding[l] = 0;
+        else
+            return refuse(r, GLYD_ERROR(model_unsupported), NULL, "layer_types", types,
+                          "layer %u is not supported (sliding_attention and full_attention are)", l);
+    }
+    return 0;
+}
+
+/* Gemma 3 (text): its activation, norms, attention scale, windowed layers,
+ * two rotations and the logits' soft cap; what transformers' Gemma 3 does
+ * not do (attention soft-capping) or the engine does not (bidirectional
+ * attention, biases) is refused. */
+static size_t read_gemma(glyd_llmConfig* c, const json_t* root, const reason* r)
+{
+    const char* act = "gelu_pytorch_tanh";
+    int flag = 0;
+    FORWARD_IF_ERROR(get_string(root, NULL, "hidden_activation", &act, r));
+    if (strcmp(act, "gelu_pytorch_tanh") != 0)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "hidden_activation", get(root, "hidden_activation"),
+                      "it is not supported (gelu_pytorch_tanh is)");
+    FORWARD_IF_ERROR(get_bool(root, "attention_bias", &flag, r));
+    if (flag)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "attention_bias", get(root, "attention_bias"),
+                      "Gemma 3's attention biases are not supported");
+    FORWARD_IF_ERROR(get_bool(root, "use_bidirectional_attention", &flag, r));
+    if (flag)
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "use_bidirectional_attention",
+                      get(root, "use_bidirectional_attention"), "only causal attention is supported");
+    if (get(root, "attn_logit_softcapping"))
+        return refuse(r, GLYD_ERROR(model_unsupported), NULL, "attn_logit_softcapping",
+                      get(root, "attn_logit_softcapping"),
+                      "it is not supported (transformers' Gemma 3 does not apply it; null is)");
+    c->queryPreAttnScalar = 256;
+    FORWARD_IF_ERROR(get_num(root, NULL, "query_pre_attn_scalar", FLT_MIN, FLT_MAX, POSITIVE_FLOAT,
+                             &c->queryPreAttnScalar, r));
+    FORWARD_IF_ERROR(get_num(root, NULL, "final_logit_softcapping", FLT_MIN, FLT_MAX, POSITIVE_FLOAT,
+                             &c->finalSoftcap, r));
+    FORWARD_IF_ERROR(read_layer_types(c, root, r));
+    /* transformers cannot build a sliding layer's mask without a window */
+    if (json_is_null(json_object_get(root, "sliding_window")) && memchr(c->sliding, 1, c->nbLayers))
+        return refuse(r, GLYD_ERROR(model_invalid), NULL, "sliding_window", json_object_get(root, "sliding_window"),
+                      "it must be an integer in 1..%u when a layer is sliding_attention", GLYD_MAX_POSITIONS);
+    FORWARD_IF_ERROR(read_window(c, root, r));
+    c->gemma = 1;
+    c->normOffset = 1;
+    c->qkNorm = 1;
+    return read_gemma_rope(c, root, r);
+}
+
+/* Gemma 3's text model as transformers configures it: Gemma3TextConfig's
+ * defaults beneath the keys config.json gives, at its top level
+ * (Gemma3ForCausalLM) or in text_config (Gemma3ForConditionalGeneration,
+ * whose text model is what the engine runs). *text: the merged object,
+ * the caller's to free; NULL for the other architectures. */
+static size_t gemma_text(const json_t* root, json_t** text, int* multimodal, const reason* r)
+{
+    static const char kDefaults[] =
+        "{\"vocab_size\": 262208, \"hidden_size\": 2304, \"intermediate_size\": 9216, \"num_hidden_layers\": 26, "
+        "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"bos_token_id\": 2, \"eos_token_id\": 1}";
+    const char* const name = json_string_value(json_array_get(get(root, "architectures"), 0));
+    const json_t* src = root;
+    *text = NULL;
+    *multimodal = 0;
+    if (name && !strcmp(name, "Gemma3ForConditionalGeneration")) {
+        src = get(root, "text_config");
+        if (!src) return missing(r, NULL, "text_config");
+        if (!json_is_object(src))
+            return refuse(r, GLYD_ERROR(model_invalid), NULL, "text_config", src, "it must be an object");
+        *multimodal = 1;
+    } else if (!name || strcmp(name, "Gemma3ForCausalLM") != 0) {
+        return 0;
+    }
+    *text = json_loads(kDefaults, 0, NULL);
+    if (!*text || json_object_update(*text, (json_t*)src) != 0 ||
+        json_object_set_new(*text, "architectures", json_pack("[s]", "Gemma3ForCausalLM")) != 0) {
+        json_decref(*text);
+        *text = NULL;
+        say(r, "config.json: out of memory");
+        return GLYD_ERROR(memory_allocation);
+    }
+    return 0;
+}
+
+/* A refusal of a key of text_config, named as such. */
+static void in_text_config(const reason* r)
+{
+    char said[512];
+    if (!r->why || !r->cap || strncmp(r->why, "config.json: ", 13) != 0) return;
+    snprintf(said, sizeof said, "%s", r->why + 13);
+    say(r, "config.json: text_config.%s", said);
 }
 
 /* Qwen3-MoE's mlp_only_layers: layer indices, each a dense layer. */
@@ -492,7 +694,9 @@ static size_t read_text(glyd_llmConfig* c, const json_t* root, const reason* r)
     FORWARD_IF_ERROR(read_sizes(c, root, r));
     FORWARD_IF_ERROR(read_layers(c, root, r));
     FORWARD_IF_ERROR(read_moe(c, root, r));
-    FORWARD_IF_ERROR(read_rope(c, root, r));
+    if (c->arch == GLYD_ARCH_GEMMA3) FORWARD_IF_ERROR(read_gemma(c, root, r));
+    else FORWARD_IF_ERROR(read_rope(c, root, r));
+    if (c->arch == GLYD_ARCH_MISTRAL) FORWARD_IF_ERROR(read_mistral(c, root, r));
     if (c->arch == GLYD_ARCH_QWEN3_5) FORWARD_IF_ERROR(read_qwen3_5(c, root, r));
     FORWARD_IF_ERROR(get_token(root, "bos_token_id", c->vocab, &c->bos, r));
     return get_token(root, "eos_token_id", c->vocab, &c->eos, r);
@@ -514,12 +718,7 @@ static size_t read_config(glyd_llmConfig* c, const json_t* root, const reason* r
     }
     err = read_text(c, text, r);
     if (glyd_isError(err)) {
-        static const char kHead[] = "config.json: ";
-        if (r->why && r->cap && !strncmp(r->why, kHead, sizeof kHead - 1)) {
-            char said[512];
-            snprintf(said, sizeof said, "%s", r->why + sizeof kHead - 1);
-            say(r, "%stext_config.%s", kHead, said);
-        }
+        in_text_config(r);
         return err;
     }
     /* the top level's tying, where it says, is the model's */
@@ -541,7 +740,13 @@ size_t glyd_llmConfigParse(glyd_llmConfig* c, const char* text, size_t size, cha
         return GLYD_ERROR(model_invalid);
     }
     if (json_is_object(root)) {
-        err = read_config(c, root, &r);
+        json_t* gemma = NULL;
+        int multimodal = 0;
+        err = gemma_text(root, &gemma, &multimodal, &r);
+        if (!glyd_isError(err)) err = read_config(c, gemma ? gemma : root, &r);
+        if (glyd_isError(err) && multimodal) in_text_config(&r);
+        c->multimodal = multimodal;
+        json_decref(gemma);
     } else {
         say(&r, "config.json: not a JSON object");
         err = GLYD_ERROR(model_invalid);

@@ -85,6 +85,8 @@ struct glyd_llm_s {
     size_t dnEnd;
     float* gate;
     unsigned long long ignored;
+    float* invFreqLocal;        /* Gemma 3's sliding layers' (headDim / 2), else NULL */
+    float ropeScaleLocal;
 };
 
 /* The CPU backend's operations (below, with the pieces of the forward pass). */
@@ -146,7 +148,7 @@ typedef struct {
     uint64_t checksum;          /* packed: XXH3-64 of the original bytes, from the index */
 } tensor_ref;
 
-static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
+static int find_named(const glyd_llm* m, const char* name, tensor_ref* t)
 {
     size_t f, i;
     char nested[256];
@@ -198,6 +200,24 @@ static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
         }
     }
     return 0;
+}
+
+/* A tensor by its name in a text model's checkpoint. Gemma 3's multimodal
+ * checkpoints hold the text model under language_model.model. (as
+ * transformers saves them) or model.language_model. (as it names them in
+ * memory), and lm_head beside it. */
+static int find_tensor(const glyd_llm* m, const char* name, tensor_ref* t)
+{
+    static const char* const kText[] = { "language_model.model.", "model.language_model." };
+    char mapped[256];
+    size_t k;
+    if (!m->cfg.multimodal) return find_named(m, name, t);
+    for (k = 0; k < 2 && !strncmp(name, "model.", 6); k++) {
+        snprintf(mapped, sizeof mapped, "%s%s", kText[k], name + 6);
+        if (find_named(m, mapped, t)) return 1;
+    }
+    if (strcmp(name, "lm_head.weight") != 0) return 0;
+    return find_named(m, name, t) || find_named(m, "language_model.lm_head.weight", t);
 }
 
 /* The mapping that holds a tensor's bytes, for letting its pages go. */
@@ -550,24 +570,14 @@ static size_t open_folder(glyd_llm* m, const glyd_llmParams* p, const char* dir)
     return r;
 }
 
-/* Qwen3.5's weights in the form the forward pass uses them: its RMSNorms
- * scale by 1 + w (added here in fp32, as transformers adds it), its
- * recurrence decays by -exp(A_log). */
+/* Qwen3.5's recurrence in the form the forward pass uses it: it decays
+ * by -exp(A_log). (Its norms' 1 + w is glyd_offsetNorms'.) */
 static void qwen3_5_weights(glyd_llm* m)
 {
     glyd_llmConfig const* const c = &m->cfg;
     unsigned l, i;
-    for (i = 0; i < c->dim; i++) m->finalNorm[i] = 1.0f + m->finalNorm[i];
     for (l = 0; l < c->nbLayers; l++) {
         glyd_layer* const L = &m->layers[l];
-        for (i = 0; i < c->dim; i++) {
-            L->attnNorm[i] = 1.0f + L->attnNorm[i];
-            L->mlpNorm[i] = 1.0f + L->mlpNorm[i];
-        }
-        for (i = 0; L->qNorm && i < c->headDim; i++) {
-            L->qNorm[i] = 1.0f + L->qNorm[i];
-            L->kNorm[i] = 1.0f + L->kNorm[i];
-        }
         for (i = 0; L->aNeg && i < c->linearValueHeads; i++) L->aNeg[i] = -expf(L->aNeg[i]);
     }
 }
@@ -661,7 +671,13 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
             MATRIX(&L->wDown, c->dim, c->hidden, "model.layers.%u.mlp.down_proj.weight", l);
         }
         VECTOR(&L->attnNorm, NAME("input_layernorm.weight"), c->dim);
-        VECTOR(&L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim);
+        if (c->gemma) { /* a norm before and after each of the attention and the MLP */
+            VECTOR(&L->mlpNorm, NAME("pre_feedforward_layernorm.weight"), c->dim);
+            VECTOR(&L->postAttnNorm, NAME("post_attention_layernorm.weight"), c->dim);
+            VECTOR(&L->postMlpNorm, NAME("post_feedforward_layernorm.weight"), c->dim);
+        } else {
+            VECTOR(&L->mlpNorm, NAME("post_attention_layernorm.weight"), c->dim);
+        }
         if (c->qkvBias) {
             VECTOR(&L->bq, NAME("self_attn.q_proj.bias"), qDim);
             VECTOR(&L->bk, NAME("self_attn.k_proj.bias"), kvDim);
@@ -675,6 +691,7 @@ static size_t load_weights(glyd_llm* m, const glyd_llmParams* p)
     }
 #undef MATRIX
 #undef VECTOR
+    glyd_offsetNorms(c, m->layers, m->finalNorm);
     /* every matrix found and checked: now coded, on every thread */
     for (l = 0; l < nb; l++) total += 2ULL * jobs[l].rows * jobs[l].cols;
     r = code_matrices(m, p, jobs, nb, total);
@@ -691,6 +708,11 @@ static size_t rope_init(glyd_llm* m)
     m->invFreq = (float*)calloc(m->cfg.headDim / 2 + 1, sizeof(float));
     RETURN_ERROR_IF(!m->invFreq, memory_allocation, "rotary frequencies");
     glyd_ropeFrequencies(&m->cfg, m->invFreq, &m->ropeScale);
+    if (m->cfg.gemma) {
+        m->invFreqLocal = (float*)calloc(m->cfg.headDim / 2 + 1, sizeof(float));
+        RETURN_ERROR_IF(!m->invFreqLocal, memory_allocation, "rotary frequencies");
+        glyd_ropeLocalFrequencies(&m->cfg, m->invFreqLocal, &m->ropeScaleLocal);
+    }
     return 0;
 }
 
@@ -900,8 +922,11 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     if (!glyd_isError(r)) {
         glyd_llmConfig const* const c = &m->cfg;
         static const char* const kNames[] = { "LlamaForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-                                              "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM" };
-        snprintf(m->arch, sizeof m->arch, "%s", c->nestedText ? "Qwen3_5ForConditionalGeneration" : kNames[c->arch]);
+                                              "Qwen3MoeForCausalLM", "MixtralForCausalLM", "Qwen3_5ForCausalLM",
+                                              "MistralForCausalLM", "Gemma3ForCausalLM" };
+        snprintf(m->arch, sizeof m->arch, "%s",
+                 c->nestedText ? "Qwen3_5ForConditionalGeneration"
+                 : c->multimodal ? "Gemma3ForConditionalGeneration" : kNames[c->arch]);
         m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
         if (m->ctx > GLYD_MAX_POSITIONS) {
             /* the bound under which the cache's sizes cannot overflow */
@@ -910,7 +935,8 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         }
         /* the GPU before the weights: coding them can take minutes, and a
          * machine without one is told so at once */
-        if (!glyd_isError(r) && p && p->gpu && glyd_isError(glyd_gpuBackendRefuses(c, why, sizeof why))) {
+        if (!glyd_isError(r) && p && p->gpu &&
+            (glyd_isError(glyd_gpuBackendRefuses(c, why, sizeof why)) || glyd_gpuRefuses(c, m->ctx, why, sizeof why))) {
             say(p, "%s: GPU: %s", path, why);
             r = GLYD_ERROR(model_unsupported);
         }
@@ -967,7 +993,7 @@ void glyd_llmClose(glyd_llm* m)
         for (l = 0; l < m->cfg.nbLayers; l++) {
             glyd_layer* const L = &m->layers[l];
             free(L->attnNorm); free(L->mlpNorm); free(L->bq); free(L->bk); free(L->bv);
-            free(L->qNorm); free(L->kNorm);
+            free(L->qNorm); free(L->kNorm); free(L->postAttnNorm); free(L->postMlpNorm);
             free(L->conv); free(L->dtBias); free(L->aNeg); free(L->gateNorm);
         }
         free(m->layers);
@@ -981,6 +1007,7 @@ void glyd_llmClose(glyd_llm* m)
     glyd_moeStateFree(m->moe);
     free(m->gate);
     glyd_deltaNetFree(m->dn);
+    free(m->invFreqLocal);
     glyd_modelClose(m->packed);
     if (m->sts) for (t = 0; t < m->nbSt; t++) glyd_stFree(&m->sts[t]);
     for (t = 0; t < m->nbMaps; t++) if (m->maps[t].data) glyd_unmapFile(&m->maps[t]);
@@ -1135,13 +1162,14 @@ static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src
 }
 
 /* Attention of one token at position pos, whose q is given, over the
- * cached keys and values of positions 0..pos: its output into out. */
-static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t pos, float* outAll)
+ * cached keys and values of positions first..pos (first past a sliding
+ * layer's window, else 0): its output into out. */
+static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t first, size_t pos, float* outAll)
 {
     glyd_llmConfig const* const c = &m->cfg;
     size_t const hd = c->headDim, kvDim = (size_t)c->nbKvHeads * hd;
     unsigned const group = c->nbHeads / c->nbKvHeads;
-    float const attScale = 1.0f / sqrtf((float)hd);
+    float const attScale = glyd_attendScale(c);
     unsigned h;
     size_t i, t;
     for (h = 0; h < c->nbHeads; h++) {
@@ -1150,16 +1178,16 @@ static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t pos,
         float* const out = outAll + h * hd;
         size_t const kvOff = (size_t)(h / group) * hd;
         float maxv = -INFINITY, sum = 0;
-        for (t = 0; t <= pos; t++) {
+        for (t = first; t <= pos; t++) {
             size_t const at = layerBase + t * kvDim + kvOff;
             float s = 0;
             for (i = 0; i < hd; i++) s += q[i] * cache_get(m, m->kCache, at + i);
             att[t] = s * attScale;
             if (att[t] > maxv) maxv = att[t];
         }
-        for (t = 0; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
+        for (t = first; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
         for (i = 0; i < hd; i++) out[i] = 0;
-        for (t = 0; t <= pos; t++) {
+        for (t = first; t <= pos; t++) {
             size_t const at = layerBase + t * kvDim + kvOff;
             float const a = att[t] / sum;
             for (i = 0; i < hd; i++) out[i] += a * cache_get(m, m->vCache, at + i);
@@ -1175,8 +1203,10 @@ static size_t cpu_embed(void* b, const int* tokens, size_t T)
 {
     glyd_llm* const m = (glyd_llm*)b;
     size_t t;
+    float const scale = glyd_embedScale(&m->cfg);
     for (t = 0; t < T; t++)
         FORWARD_IF_ERROR(glyd_matrixRow(&m->embed, (uint64_t)tokens[t], m->x + t * m->cfg.dim, &m->scratch[0]));
+    if (scale != 1.0f) for (t = 0; t < T * m->cfg.dim; t++) m->x[t] *= scale;
     return 0;
 }
 
@@ -1228,8 +1258,11 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
             for (h = 0; h < c->nbHeads; h++) rmsnorm(q + h * hd, q + h * hd, L->qNorm, hd, c->normEps);
             for (h = 0; h < c->nbKvHeads; h++) rmsnorm(k + h * hd, k + h * hd, L->kNorm, hd, c->normEps);
         }
-        /* one rotation for q and k alike */
-        rope_angles(m->ropeCos, m->ropeSin, c->rotaryDim, pos + t, m->invFreq, m->ropeScale);
+        /* one rotation for q and k alike (Gemma 3's sliding layers: theirs) */
+        if (m->invFreqLocal && c->sliding[layer])
+            rope_angles(m->ropeCos, m->ropeSin, c->rotaryDim, pos + t, m->invFreqLocal, m->ropeScaleLocal);
+        else
+            rope_angles(m->ropeCos, m->ropeSin, c->rotaryDim, pos + t, m->invFreq, m->ropeScale);
         rope(q, c->nbHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         rope(k, c->nbKvHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
@@ -1245,7 +1278,8 @@ static size_t cpu_attend(void* b, unsigned layer, size_t T, size_t pos)
     size_t const layerBase = kv_slot(&m->cfg, layer) * (size_t)m->ctx * m->cfg.nbKvHeads * m->cfg.headDim;
     size_t t;
     /* causal: token t sees the cache up to its own position */
-    for (t = 0; t < T; t++) attend(m, layerBase, m->q + t * qDim, pos + t, m->ao + t * qDim);
+    for (t = 0; t < T; t++)
+        attend(m, layerBase, m->q + t * qDim, glyd_attendFrom(&m->cfg, layer, pos + t), pos + t, m->ao + t * qDim);
     return 0;
 }
 
@@ -1254,9 +1288,13 @@ static size_t cpu_residual(void* b, unsigned layer, glyd_weightKind k, size_t T)
     glyd_llm* const m = (glyd_llm*)b;
     size_t const n = T * m->cfg.dim;
     size_t i;
+    const float* const post = k == GLYD_W_O ? m->layers[layer].postAttnNorm : m->layers[layer].postMlpNorm;
     if (k == GLYD_W_O && m->cfg.attnGate)
         glyd_applyOutputGate(m->ao, m->gate, T * (size_t)m->cfg.nbHeads * m->cfg.headDim);
     FORWARD_IF_ERROR(matmul(m, glyd_layerWeight(&m->layers[layer], k), k == GLYD_W_O ? m->ao : m->hb, T, m->xb2));
+    /* Gemma 3 normalizes each output before adding it */
+    for (i = 0; post && i < T; i++)
+        rmsnorm(m->xb2 + i * m->cfg.dim, m->xb2 + i * m->cfg.dim, post, m->cfg.dim, m->cfg.normEps);
     for (i = 0; i < n; i++) m->x[i] += m->xb2[i];
     return 0;
 }
@@ -1264,16 +1302,16 @@ static size_t cpu_residual(void* b, unsigned layer, glyd_weightKind k, size_t T)
 static size_t cpu_swiglu(void* b, size_t T)
 {
     glyd_llm* const m = (glyd_llm*)b;
-    size_t const n = T * m->cfg.hidden;
-    size_t i;
-    for (i = 0; i < n; i++) m->hb[i] = gk_swiglu(m->hb[i], m->hb2[i]);
+    glyd_gatedActivation(&m->cfg, m->hb, m->hb2, T * m->cfg.hidden);
     return 0;
 }
 
 static size_t cpu_logits(void* b, size_t t0, size_t T, float* out)
 {
     glyd_llm* const m = (glyd_llm*)b;
-    return matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out);
+    FORWARD_IF_ERROR(matmul(m, m->cfg.tied ? &m->embed : &m->head, m->xn + t0 * m->cfg.dim, T - t0, out));
+    glyd_logitSoftcap(&m->cfg, out, (T - t0) * m->cfg.vocab);
+    return 0;
 }
 
 /* The engine's products, for the mixture of experts (moe.c) and Gated

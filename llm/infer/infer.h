@@ -17,7 +17,8 @@
 /* ------------------------------------------------------------------------ */
 
 typedef enum {
-    GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_QWEN3_MOE, GLYD_ARCH_MIXTRAL, GLYD_ARCH_QWEN3_5
+    GLYD_ARCH_LLAMA, GLYD_ARCH_QWEN2, GLYD_ARCH_QWEN3, GLYD_ARCH_QWEN3_MOE, GLYD_ARCH_MIXTRAL, GLYD_ARCH_QWEN3_5,
+    GLYD_ARCH_MISTRAL, GLYD_ARCH_GEMMA3
 } glyd_arch;
 
 typedef enum { GLYD_ROPE_NONE, GLYD_ROPE_LINEAR, GLYD_ROPE_YARN, GLYD_ROPE_LLAMA3 } glyd_ropeKind;
@@ -57,6 +58,16 @@ typedef struct {
     unsigned linearKeyHeads, linearValueHeads, linearKeyDim, linearValueDim, linearConv;
     unsigned nbLinear;   /* layers that are Gated DeltaNet */
     uint8_t linearLayers[4096 / 8]; /* bit l: layer l is Gated DeltaNet (GLYD_MAX_LAYERS bits) */
+    /* Mistral and Gemma 3 (gemma.c) */
+    unsigned slidingWindow;          /* keys a sliding layer's query sees, itself included; 0: none */
+    unsigned char sliding[4096];     /* (GLYD_MAX_LAYERS) 1 where the layer's attention is windowed */
+    int gemma;                       /* Gemma's four norms a layer; GELU-tanh; scaled embedding */
+    double queryPreAttnScalar;       /* attention scores scaled by its -1/2 power; 0: head_dim's */
+    double finalSoftcap;             /* logits = c tanh(logits / c); 0: none */
+    double localRopeTheta;           /* sliding layers' rotation (Gemma 3): base, and */
+    glyd_ropeKind localRope;         /* none or linear scaling */
+    double localRopeFactor;
+    int multimodal;                  /* Gemma3ForConditionalGeneration: its text model, tensors under language_model */
 } glyd_llmConfig;
 
 /* Whether layer l of a Qwen3.5 model is a Gated DeltaNet (linear
@@ -176,6 +187,7 @@ typedef struct {
     float* conv;                    /* (2 keys + values, linearConv): the depthwise filter */
     float *dtBias, *aNeg;           /* (vHeads): dt_bias, and -exp(A_log) */
     float* gateNorm;                /* (linearValueDim): the gated RMSNorm's weight */
+    float *postAttnNorm, *postMlpNorm; /* Gemma 3: of the attention's and the MLP's outputs (dim) */
 } glyd_layer;
 
 /* ------------------------------------------------------------------------ */
@@ -406,6 +418,8 @@ void glyd_moeStateFree(glyd_moeState* s);
  * in the batch runs once, over its tokens. */
 size_t glyd_moeForward(const glyd_moeLayer* L, const glyd_llmConfig* c, glyd_moeState* s, const float* xn, size_t T,
                        float* out, glyd_matmulsFn matmuls, void* opaque);
+
+/* ------------------------------------------------------------------------ */
 /* Qwen3.5's Gated DeltaNet layers (deltanet.c)                              */
 /* ------------------------------------------------------------------------ */
 
@@ -429,5 +443,32 @@ size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_
 void glyd_splitQueryGate(float* q, float* gate, size_t T, unsigned nbHeads, unsigned headDim);
 /* ao *= sigmoid(gate), element by element. */
 void glyd_applyOutputGate(float* ao, const float* gate, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Mistral's and Gemma 3's pieces of the forward pass (gemma.c)              */
+/* ------------------------------------------------------------------------ */
+
+/* The first cached position that the query at pos sees in layer l: past
+ * the window in a sliding layer, else 0. */
+size_t glyd_attendFrom(const glyd_llmConfig* c, unsigned l, size_t pos);
+/* The factor of q . k: query_pre_attn_scalar's, else head_dim's, -1/2 power. */
+float glyd_attendScale(const glyd_llmConfig* c);
+/* The sliding layers' rotary frequencies (Gemma 3's local base and
+ * scaling), as glyd_ropeFrequencies gives the others'. */
+void glyd_ropeLocalFrequencies(const glyd_llmConfig* c, float* invFreq, float* scale);
+/* Gemma's embedding scale, sqrt(hidden_size) in float as the fp32 model
+ * applies it; 1 for the others. */
+float glyd_embedScale(const glyd_llmConfig* c);
+/* Norm weights stored as offsets from 1 (Gemma's, Qwen3.5's: every
+ * layer's, and the final norm's) as the engine's norm takes them: 1 + w,
+ * added in fp32 as transformers adds it. Nothing for the others. */
+void glyd_offsetNorms(const glyd_llmConfig* c, glyd_layer* layers, float* finalNorm);
+/* x * up through the MLP's activation (SwiGLU's silu or Gemma's GELU-tanh). */
+void glyd_gatedActivation(const glyd_llmConfig* c, float* gate, const float* up, size_t n);
+/* c tanh(x / c) for each of n values, when the config caps the logits. */
+void glyd_logitSoftcap(const glyd_llmConfig* c, float* x, size_t n);
+/* Nonzero, *why saying what in one line, when the GPU backend cannot run
+ * the model as configured with a context of ctx positions. */
+int glyd_gpuRefuses(const glyd_llmConfig* c, unsigned long long ctx, char* why, size_t whyCap);
 
 #endif /* GLYD_INFER_H */

@@ -167,4 +167,25 @@ refused "run --gpu: Qwen3.5 is refused before its weights load" \
     "glyd: $Q35: GPU: Qwen3.5 (its Gated DeltaNet layers) runs on the CPU only: glyd run without --gpu" \
     "$GLYD" run "$Q35" --gpu --tokens 1
 
+# --- Mistral and Gemma 3: what the engine does not build, and the GPU -----------
+TINY=$REPO/tests/data
+# tiny NAME MODEL SED: a copy of tests/data/MODEL with config.json edited by SED
+tiny() {
+    mkdir -p "$1" && cp "$TINY/$2/model.safetensors" "$1/" && sed "$3" "$TINY/$2/config.json" >"$1/config.json"
+}
+tiny softcap tiny-gemma3 's/"attn_logit_softcapping": null/"attn_logit_softcapping": 50.0/'
+refused "run: Gemma 3's attention soft-capping is refused, not ignored" \
+    "glyd: softcap: config.json: attn_logit_softcapping is 50.0: it is not supported (transformers' Gemma 3 does not apply it; null is)" \
+    "$GLYD" run softcap --tokens 1
+tiny gelu tiny-gemma3 's/"gelu_pytorch_tanh"/"gelu"/'
+refused "run: Gemma 3 with another activation is refused" \
+    "glyd: gelu: config.json: hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" \
+    "$GLYD" run gelu --tokens 1
+refused "run --gpu: Gemma 3 is refused before any weight loads" \
+    "glyd: $TINY/tiny-gemma3: GPU: Gemma 3 runs on the CPU only (the GPU backend has no Gemma norms, GELU or sliding windows)" \
+    "$GLYD" run "$TINY/tiny-gemma3" --gpu --tokens 1
+refused "run --gpu: a sliding window shorter than the context is refused" \
+    "glyd: $TINY/tiny-mistral: GPU: sliding_window 48 under a context of 512 positions runs on the CPU only (the GPU backend has no sliding windows)" \
+    "$GLYD" run "$TINY/tiny-mistral" --gpu --tokens 1
+
 summary_and_exit

@@ -22,7 +22,8 @@ static int mul(uint64_t a, uint64_t b, uint64_t* p) { return !__builtin_mul_over
 static void check_sizes(const glyd_llmConfig* c)
 {
     uint64_t qDim, kvDim, perLayer, t, total, kv;
-    REQUIRE(c->arch == GLYD_ARCH_LLAMA || c->arch == GLYD_ARCH_QWEN2 || c->arch == GLYD_ARCH_QWEN3);
+    REQUIRE(c->arch == GLYD_ARCH_LLAMA || c->arch == GLYD_ARCH_QWEN2 || c->arch == GLYD_ARCH_QWEN3 ||
+            c->arch == GLYD_ARCH_MISTRAL || c->arch == GLYD_ARCH_GEMMA3);
     REQUIRE(c->dim >= 1 && c->dim <= GLYD_MAX_WIDTH);
     REQUIRE(c->hidden >= 1 && c->hidden <= GLYD_MAX_MLP);
     REQUIRE(c->vocab >= 1 && c->vocab <= GLYD_MAX_VOCAB);
@@ -84,6 +85,39 @@ static void check_numbers(const glyd_llmConfig* c)
     free(invFreq);
 }
 
+/* Mistral's and Gemma 3's: a window in range, sliding layers only where
+ * there is one, and Gemma 3's scale, cap and local rotation finite. */
+static void check_windows(const glyd_llmConfig* c)
+{
+    unsigned const half = c->headDim / 2;
+    float* const invFreq = (float*)malloc(half * sizeof(float));
+    float scale = 0;
+    unsigned l, i;
+    REQUIRE(c->slidingWindow <= GLYD_MAX_POSITIONS);
+    for (l = 0; l < GLYD_MAX_LAYERS; l++) {
+        REQUIRE(c->sliding[l] <= 1 && (l < c->nbLayers || !c->sliding[l]));
+        if (c->arch == GLYD_ARCH_MISTRAL && l < c->nbLayers) REQUIRE(c->sliding[l] == (c->slidingWindow > 0));
+        if (c->arch != GLYD_ARCH_MISTRAL && c->arch != GLYD_ARCH_GEMMA3) REQUIRE(!c->sliding[l]);
+        if (c->sliding[l]) REQUIRE(c->slidingWindow >= 1);
+    }
+    REQUIRE(c->gemma == (c->arch == GLYD_ARCH_GEMMA3) && (!c->multimodal || c->gemma));
+    REQUIRE(invFreq != NULL);
+    if (c->gemma) {
+        REQUIRE(c->queryPreAttnScalar >= FLT_MIN && c->queryPreAttnScalar <= FLT_MAX);
+        REQUIRE(isfinite(glyd_attendScale(c)) && glyd_attendScale(c) > 0);
+        REQUIRE(c->finalSoftcap == 0 || (c->finalSoftcap >= FLT_MIN && c->finalSoftcap <= FLT_MAX));
+        REQUIRE(c->localRopeTheta > 1 && c->localRopeTheta <= FLT_MAX);
+        REQUIRE(c->localRope == GLYD_ROPE_NONE || c->localRope == GLYD_ROPE_LINEAR);
+        REQUIRE(c->localRopeFactor >= 1 && c->localRopeFactor <= GLYD_MAX_POSITIONS);
+        glyd_ropeLocalFrequencies(c, invFreq, &scale);
+        REQUIRE(scale == 1.0f);
+        for (i = 0; i < half; i++) REQUIRE(isfinite(invFreq[i]) && invFreq[i] >= 0 && invFreq[i] <= 1);
+    } else {
+        REQUIRE(c->queryPreAttnScalar == 0 && c->finalSoftcap == 0);
+    }
+    free(invFreq);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     glyd_llmConfig c;
@@ -94,5 +128,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     }
     check_sizes(&c);
     check_numbers(&c);
+    check_windows(&c);
     return 0;
 }

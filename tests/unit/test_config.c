@@ -203,6 +203,11 @@ typedef struct {
 #define UNSUPPORTED GLYD_error_model_unsupported
 #define FLOAT_RULE "it must be a positive number within float range"
 #define THETA_RULE "it must be a number above 1 within float range"
+/* the architectures the engine runs, as its refusals list them */
+#define ARCHS                                                                                              \
+    "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "           \
+    "Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, MistralForCausalLM, Gemma3ForCausalLM and "         \
+    "Gemma3ForConditionalGeneration"
 /* llama3's type and factor, for the cases that vary the rest */
 #define LLAMA3 "\"rope_type\": \"llama3\", \"factor\": 8, "
 
@@ -223,10 +228,6 @@ static glyd_llm* open_plain(const char* dir)
     p.nbThreads = 1;
     return glyd_llmOpen(dir, &p, &err);
 }
-
-#define SUPPORTED_ARCHS                                                                                   \
-    "LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, MixtralForCausalLM, "          \
-    "Qwen3_5ForCausalLM and Qwen3_5ForConditionalGeneration"
 
 TEST(engine_refuses_config_values)
 {
@@ -355,11 +356,10 @@ TEST(engine_refuses_config_values)
     };
     static const bad_config kUnsupported[] = {
         { "{\"architectures\": [\"GPT2LMHeadModel\"]}",
-          "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (" SUPPORTED_ARCHS " are)" },
-        { "{\"architectures\": []}",
-          "config.json: architectures is []: it is not supported (" SUPPORTED_ARCHS " are)" },
+          "config.json: architectures is [\"GPT2LMHeadModel\"]: it is not supported (" ARCHS " are)" },
+        { "{\"architectures\": []}", "config.json: architectures is []: it is not supported (" ARCHS " are)" },
         { "{\"architectures\": null}",
-          "config.json: architectures is missing (" SUPPORTED_ARCHS " are supported)" },
+          "config.json: architectures is missing (" ARCHS " are supported)" },
         { "{\"hidden_act\": \"gelu\"}", "config.json: hidden_act is \"gelu\": it is not supported (silu is)" },
         { "{\"mlp_bias\": true}", "config.json: mlp_bias is true: MLP biases are not supported" },
         { "{\"rope_scaling\": {\"type\": \"dynamic\", \"factor\": 2}}",
@@ -656,4 +656,154 @@ TEST(hf_config_qwen3_5_fields_and_refusals)
         CHECK(!strcmp(why, kBad[i].why));
     }
 #undef QWEN3_5_BASE
+}
+
+/* ------------------------------------------------------------------------ */
+/* Mistral and Gemma 3                                                       */
+/* ------------------------------------------------------------------------ */
+
+TEST(hf_config_mistral_and_gemma3_fields)
+{
+    glyd_llmConfig c;
+    char why[256];
+    unsigned l;
+    /* Gemma 3 4B's text settings as its config.json gave them before
+     * transformers 5: rope_theta, rope_local_base_freq and rope_scaling, and
+     * the layers' pattern (five sliding, then one full) */
+    static const char* const gemma3Legacy =
+        "{\"architectures\": [\"Gemma3ForCausalLM\"], \"hidden_size\": 2560, \"intermediate_size\": 10240, "
+        "\"num_hidden_layers\": 34, \"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"vocab_size\": 262208, "
+        "\"head_dim\": 256, \"query_pre_attn_scalar\": 256, \"rope_theta\": 1000000.0, "
+        "\"rope_local_base_freq\": 10000.0, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, "
+        "\"sliding_window\": 1024, \"sliding_window_pattern\": 6, \"final_logit_softcapping\": null, "
+        "\"attn_logit_softcapping\": null, \"hidden_activation\": \"gelu_pytorch_tanh\", \"rms_norm_eps\": 1e-06}";
+    /* Mistral Nemo's shapes: head_dim 128, not 5120 / 32; no window */
+    static const char* const nemo =
+        "{\"architectures\": [\"MistralForCausalLM\"], \"hidden_size\": 5120, \"intermediate_size\": 14336, "
+        "\"num_hidden_layers\": 40, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+        "\"vocab_size\": 131072, \"rope_theta\": 1000000.0, \"sliding_window\": null, "
+        "\"max_position_embeddings\": 1024000, \"attention_bias\": true}";
+    /* what transformers fills in: Mistral's window of 4096 and context of
+     * 131072; Gemma 3's head_dim, scalar, bases, tied embeddings */
+    static const char* const defaults =
+        "{\"architectures\": [\"%s\"], \"hidden_size\": 64, \"intermediate_size\": 96, \"num_hidden_layers\": 7, "
+        "\"num_attention_heads\": 4, \"vocab_size\": 300}";
+    static const char* const gemma3Multimodal =
+        "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"eos_token_id\": [1, 106], "
+        "\"text_config\": {\"hidden_size\": 2560, \"intermediate_size\": 10240, \"model_type\": \"gemma3_text\", "
+        "\"num_hidden_layers\": 34, \"rope_scaling\": {\"factor\": 8.0, \"rope_type\": \"linear\"}, "
+        "\"sliding_window\": 1024}, \"vision_config\": {\"hidden_size\": 1152}}";
+    char text[512];
+
+    CHECK_OK(parse_file("tests/data/tiny-mistral/config.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_MISTRAL && c.headDim == 24 && c.dim == 64 && c.slidingWindow == 48 && !c.tied);
+    CHECK(c.sliding[0] && c.sliding[1] && !c.gemma && !c.qkNorm && c.ropeTheta == 1e6 && c.rope == GLYD_ROPE_NONE);
+
+    CHECK_OK(parse_file("tests/data/tiny-gemma3/config.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_GEMMA3 && c.gemma && c.qkNorm && c.tied && c.headDim == 16 && c.slidingWindow == 40);
+    CHECK(c.sliding[0] && c.sliding[1] && !c.sliding[2] && c.sliding[3] && c.queryPreAttnScalar == 24.0);
+    CHECK(c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 4.0 && c.ropeTheta == 1e6 && c.finalSoftcap == 4.0);
+    CHECK(c.localRope == GLYD_ROPE_NONE && c.localRopeTheta == 1e4 && c.bos == 2 && c.eos == 1);
+
+    CHECK_OK(parse_text(gemma3Legacy, &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_GEMMA3 && c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 8.0 && c.ropeTheta == 1e6);
+    CHECK(c.localRope == GLYD_ROPE_NONE && c.localRopeTheta == 1e4 && c.slidingWindow == 1024 && c.finalSoftcap == 0);
+    for (l = 0; l < 34; l++) CHECK(c.sliding[l] == ((l + 1) % 6 != 0));
+
+    CHECK_OK(parse_text(nemo, &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_MISTRAL && c.headDim == 128 && c.slidingWindow == 0 && !c.sliding[0]);
+    CHECK(c.maxPositions == 1024000 && !c.qkvBias);
+
+    snprintf(text, sizeof text, defaults, "MistralForCausalLM");
+    CHECK_OK(parse_text(text, &c, why, sizeof why));
+    CHECK(c.slidingWindow == 4096 && c.sliding[6] && c.maxPositions == 131072 && c.headDim == 16 && !c.tied);
+    snprintf(text, sizeof text, defaults, "Gemma3ForCausalLM");
+    CHECK_OK(parse_text(text, &c, why, sizeof why));
+    CHECK(c.slidingWindow == 4096 && c.headDim == 256 && c.queryPreAttnScalar == 256.0 && c.tied);
+    CHECK(c.ropeTheta == 1e6 && c.localRopeTheta == 1e4 && c.rope == GLYD_ROPE_NONE && c.maxPositions == 131072);
+    CHECK(c.sliding[4] && !c.sliding[5] && c.sliding[6]);
+
+    /* Gemma3ForConditionalGeneration: its text model, from text_config */
+    CHECK_OK(parse_file("tests/data/tiny-gemma3-mm/config.json", &c, why, sizeof why));
+    CHECK(c.arch == GLYD_ARCH_GEMMA3 && c.multimodal && c.nbHeads == 8 && c.nbKvHeads == 4 && c.dim == 48);
+    CHECK(c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 8.0 && c.sliding[0] && !c.sliding[1] && c.vocab == 256);
+    /* as Gemma 3 4B's config.json gives it: the rest is transformers'
+     * Gemma3TextConfig defaults */
+    CHECK_OK(parse_text(gemma3Multimodal, &c, why, sizeof why));
+    CHECK(c.multimodal && c.dim == 2560 && c.hidden == 10240 && c.nbLayers == 34 && c.vocab == 262208);
+    CHECK(c.nbHeads == 8 && c.nbKvHeads == 4 && c.headDim == 256 && c.queryPreAttnScalar == 256.0 && c.tied);
+    CHECK(c.rope == GLYD_ROPE_LINEAR && c.ropeFactor == 8.0 && c.ropeTheta == 1e6 && c.localRopeTheta == 1e4);
+    CHECK(c.slidingWindow == 1024 && c.sliding[4] && !c.sliding[5] && c.bos == 2 && c.eos == 1);
+    CHECK(c.maxPositions == 131072 && c.normEps == 1e-6f);
+    CHECK_OK(parse_file("tests/data/tiny-gemma3/config.json", &c, why, sizeof why));
+    CHECK(!c.multimodal);
+}
+
+TEST(engine_refuses_mistral_and_gemma3_config_values)
+{
+#define GEMMA "\"architectures\": [\"Gemma3ForCausalLM\"], "
+    static const bad_config kInvalid[] = {
+        { "{\"architectures\": [\"MistralForCausalLM\"], \"sliding_window\": 0}",
+          "config.json: sliding_window is 0: it must be an integer in 1..16777216" },
+        { "{\"architectures\": [\"MistralForCausalLM\"], \"sliding_window\": \"4096\"}",
+          "config.json: sliding_window is \"4096\": it must be an integer in 1..16777216" },
+        { "{" GEMMA "\"sliding_window\": null}",
+          "config.json: sliding_window is null: it must be an integer in 1..16777216 when a layer is "
+          "sliding_attention" },
+        { "{" GEMMA "\"layer_types\": [\"full_attention\"]}",
+          "config.json: layer_types is [\"full_attention\"]: it must be a list of num_hidden_layers (5) layer types" },
+        { "{" GEMMA "\"sliding_window_pattern\": 0}",
+          "config.json: sliding_window_pattern is 0: it must be an integer in 1..4096" },
+        { "{" GEMMA "\"query_pre_attn_scalar\": 0}",
+          "config.json: query_pre_attn_scalar is 0: it must be a positive number within float range" },
+        { "{" GEMMA "\"final_logit_softcapping\": -30}",
+          "config.json: final_logit_softcapping is -30: it must be a positive number within float range" },
+        { "{" GEMMA "\"rope_parameters\": {\"rope_type\": \"default\", \"rope_theta\": 10000}}",
+          "config.json: rope_parameters is {\"rope_type\":\"default\",\"rope_theta\":10000}: it must be an object "
+          "of full_attention and sliding_attention" },
+        { "{" GEMMA "\"rope_parameters\": {\"full_attention\": {\"rope_type\": \"linear\", \"factor\": 0.5}}}",
+          "config.json: rope_parameters.full_attention.factor is 0.5: it must be a number in 1..16777216" },
+        { "{" GEMMA "\"rope_local_base_freq\": 1}",
+          "config.json: rope_local_base_freq is 1: it must be a number above 1 within float range" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"]}", "config.json: text_config is missing" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"text_config\": [1]}",
+          "config.json: text_config is [1]: it must be an object" },
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], \"text_config\": {\"rope_scaling\": "
+          "{\"rope_type\": \"linear\", \"factor\": 0}}}",
+          "config.json: text_config.rope_scaling.factor is 0: it must be a number in 1..16777216" },
+    };
+    static const bad_config kUnsupported[] = {
+        { "{\"architectures\": [\"Gemma3ForConditionalGeneration\"], "
+          "\"text_config\": {\"hidden_activation\": \"gelu\"}}",
+          "config.json: text_config.hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" },
+        { "{" GEMMA "\"hidden_activation\": \"gelu\"}",
+          "config.json: hidden_activation is \"gelu\": it is not supported (gelu_pytorch_tanh is)" },
+        { "{" GEMMA "\"attention_bias\": true}",
+          "config.json: attention_bias is true: Gemma 3's attention biases are not supported" },
+        { "{" GEMMA "\"use_bidirectional_attention\": true}",
+          "config.json: use_bidirectional_attention is true: only causal attention is supported" },
+        { "{" GEMMA "\"attn_logit_softcapping\": 50.0}",
+          "config.json: attn_logit_softcapping is 50.0: it is not supported (transformers' Gemma 3 does not apply "
+          "it; null is)" },
+        { "{" GEMMA "\"layer_types\": [\"full_attention\", \"chunked_attention\", \"full_attention\", "
+          "\"full_attention\", \"full_attention\"]}",
+          "config.json: layer_types is [\"full_attention\",\"chunked_attention\",\"full_attention\",\"full...: "
+          "layer 1 is not supported (sliding_attention and full_attention are)" },
+        { "{" GEMMA "\"rope_parameters\": {\"sliding_attention\": {\"rope_type\": \"yarn\", \"factor\": 2}}}",
+          "config.json: rope_parameters.sliding_attention.rope_type is \"yarn\": it is not supported for sliding "
+          "layers (default and linear are)" },
+        { "{" GEMMA "\"rope_parameters\": {\"full_attention\": {}}, \"rope_scaling\": {\"rope_type\": \"linear\", "
+          "\"factor\": 2}}",
+          "config.json: rope_scaling is {\"rope_type\":\"linear\",\"factor\":2}: it is not supported beside "
+          "rope_parameters" },
+    };
+#undef GEMMA
+    char dir[64];
+    if (!copy_fixture(dir, sizeof dir)) return;
+    expect_refusals(dir, kInvalid, sizeof kInvalid / sizeof kInvalid[0], INVALID);
+    expect_refusals(dir, kUnsupported, sizeof kUnsupported / sizeof kUnsupported[0], UNSUPPORTED);
+    /* a Gemma 3 config that parses opens no further than its tensors */
+    write_config(dir, "{\"architectures\": [\"Gemma3ForCausalLM\"], \"head_dim\": 8}");
+    expect_refusal(dir, "gemma tensors", INVALID, "tensor model.layers.0.pre_feedforward_layernorm.weight is missing");
+    remove_copy(dir);
 }

@@ -1303,3 +1303,93 @@ TEST(gpu_backend_refuses_qwen3_5)
     if (strchr(msg, '\n')) CHECK(0);
     glyd_llmClose(m);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Mistral and Gemma 3                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* a window of 48 under 160 positions; head_dim given, unlike hidden / heads */
+TEST(engine_tiny_mistral_against_transformers) { check_tiny("tiny-mistral", 0, 0); check_tiny("tiny-mistral", 1, 0); }
+/* sliding and full layers, two rotations (linear scaling on the full
+ * ones), sandwich norms, GELU-tanh, the scaled embedding, the soft cap */
+TEST(engine_tiny_gemma3_against_transformers) { check_tiny("tiny-gemma3", 0, 0); check_tiny("tiny-gemma3", 1, 0); }
+/* the text model of a multimodal checkpoint: text_config, language_model.model. */
+TEST(engine_tiny_gemma3_multimodal_text_against_transformers)
+{
+    check_tiny("tiny-gemma3-mm", 0, 0);
+    check_tiny("tiny-gemma3-mm", 1, 0);
+}
+
+/* Opens a tiny model on the emulated GPU with a context of ctx positions
+ * (0: the model's): NULL, the message in msg, when refused. */
+static glyd_llm* open_tiny_on_gpu(const char* name, unsigned long long ctx, char* msg, size_t cap, size_t* err)
+{
+    glyd_llmParams p;
+    char dir[256];
+    snprintf(dir, sizeof dir, "tests/data/%s", name);
+    memset(&p, 0, sizeof p);
+    p.nbThreads = 1;
+    p.kvF32 = 1;
+    p.contextLength = ctx;
+    p.gpu = GLYD_GPU_EMULATED;
+    p.message = msg;
+    p.messageCapacity = cap;
+    msg[0] = 0;
+    return glyd_llmOpen(dir, &p, err);
+}
+
+TEST(gpu_backend_refuses_gemma3_and_sliding_windows)
+{
+    char msg[512];
+    size_t err = 0;
+    glyd_llm* m = open_tiny_on_gpu("tiny-gemma3", 0, msg, sizeof msg, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(msg, "tests/data/tiny-gemma3: GPU: Gemma 3 runs on the CPU only (the GPU backend has no "
+                       "Gemma norms, GELU or sliding windows)"));
+    glyd_llmClose(m);
+    m = open_tiny_on_gpu("tiny-gemma3-mm", 0, msg, sizeof msg, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(msg, "tests/data/tiny-gemma3-mm: GPU: Gemma 3 runs on the CPU only (the GPU backend has no "
+                       "Gemma norms, GELU or sliding windows)"));
+    glyd_llmClose(m);
+    m = open_tiny_on_gpu("tiny-mistral", 49, msg, sizeof msg, &err);
+    CHECK(m == NULL && glyd_getErrorCode(err) == GLYD_error_model_unsupported);
+    CHECK(!strcmp(msg, "tests/data/tiny-mistral: GPU: sliding_window 48 under a context of 49 positions runs on the "
+                       "CPU only (the GPU backend has no sliding windows)"));
+    glyd_llmClose(m);
+}
+
+/* A context within Mistral's window masks nothing: the GPU runs it, and its
+ * 48 positions' logits are transformers'. */
+TEST(gpu_backend_emulated_tiny_mistral_within_its_window)
+{
+    char msg[512];
+    size_t err = 0, n = 0, i, size = 0;
+    glyd_llm* const m = open_tiny_on_gpu("tiny-mistral", 48, msg, sizeof msg, &err);
+    json_error_t e;
+    json_t* const ref = json_load_file("tests/data/tiny-mistral/reference.json", 0, &e);
+    uint8_t* const want = read_file("tests/data/tiny-mistral/reference_logits.f32", &size);
+    static float logits[48 * 256];
+    int tokens[48];
+    double worst = 0;
+    if (!m) fprintf(stderr, "# %s\n", msg);
+    CHECK(m != NULL && ref != NULL && want != NULL && size >= sizeof logits);
+    for (i = 0; ref && i < 48 && i < json_array_size(json_object_get(ref, "tokens")); i++)
+        tokens[n++] = (int)json_integer_value(json_array_get(json_object_get(ref, "tokens"), i));
+    if (m && want && n == 48 && size >= sizeof logits) {
+        glyd_llmInfo info;
+        glyd_llmGetInfo(m, &info);
+        CHECK(!strcmp(info.backend, "emulated"));
+        CHECK_OK(glyd_llmForward(m, tokens, n, 0, logits, 1));
+        for (i = 0; i < 48 * 256; i++) {
+            float v;
+            memcpy(&v, want + 4 * i, 4);
+            worst = fmax(worst, isnan(logits[i]) ? INFINITY : fabs((double)v - logits[i]));
+        }
+        if (worst >= 1e-4) fprintf(stderr, "# max |difference| %g\n", worst);
+        CHECK(worst < 1e-4);
+    }
+    json_decref(ref);
+    free(want);
+    glyd_llmClose(m);
+}
