@@ -231,27 +231,33 @@ $(BUILD)/bench_tensor: bench/bench_tensor.c $(STATIC_LIBS)
 bench-tensor: all $(BUILD)/bench_tensor
 	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),$(FIXTURE)/model.safetensors) $(BENCH_ARGS)
 
-# The engine on compressed against plain bf16 weights, on a synthetic
-# 0.5B-shaped model (made once in $(BUILD)/synth-0.5b; ENGINE_MODEL to
-# bench another): decode and prompt tokens/s, resident memory.
+# The engine on compressed against plain bf16 weights: decode and prompt
+# tokens/s, resident memory. Three synthetic models, each made once under
+# $(BUILD): Qwen2.5-0.5B's shape (synth-0.5b), then the two below (a
+# mixture of experts, Qwen3.5); ENGINE_MODEL=DIR benches that model alone.
 $(BUILD)/bench_engine: bench/bench_engine.c $(STATIC_LIBS)
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
+.PHONY: bench-engine bench-engine-moe bench-engine-qwen35
 bench-engine: all $(BUILD)/bench_engine $(BUILD)/synth_model
-	$(Q)test -n "$(ENGINE_MODEL)" || test -e $(BUILD)/synth-0.5b/config.json || \
-	    $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
-	$(Q)$(BUILD)/bench_engine $(or $(ENGINE_MODEL),$(BUILD)/synth-0.5b) $(BENCH_ARGS)
+ifneq ($(ENGINE_MODEL),)
+	$(Q)$(BUILD)/bench_engine $(ENGINE_MODEL) $(BENCH_ARGS)
+else
+	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-0.5b $(BENCH_ARGS)
+	$(Q)$(MAKE) --no-print-directory bench-engine-moe bench-engine-qwen35
+endif
 
-# The same on a synthetic mixture of experts: Qwen3-30B-A3B's widths (128
-# experts 768 wide, 8 chosen for each token) cut to MOE_LAYERS layers, made
-# once in $(BUILD)/synth-moe-$(MOE_LAYERS).
+# A mixture of experts: Qwen3-30B-A3B's widths (128 experts 768 wide, 8
+# chosen for each token) cut to MOE_LAYERS layers, made once in
+# $(BUILD)/synth-moe-$(MOE_LAYERS).
 MOE_LAYERS ?= 2
-.PHONY: bench-engine-moe
 bench-engine-moe: all $(BUILD)/bench_engine $(BUILD)/synth_model
 	$(Q)test -e $(BUILD)/synth-moe-$(MOE_LAYERS)/config.json || \
 	    $(BUILD)/synth_model --shape 30b-a3b --layers $(MOE_LAYERS) -o $(BUILD)/synth-moe-$(MOE_LAYERS)
 	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-moe-$(MOE_LAYERS) $(BENCH_ARGS)
-# The same on Qwen3.5-9B's widths, cut to QWEN35_LAYERS layers (three Gated
-# DeltaNet layers and one of full attention at 4), made once in
+
+# Qwen3.5-9B's widths, cut to QWEN35_LAYERS layers (three Gated DeltaNet
+# layers and one of full attention at 4), made once in
 # $(BUILD)/synth-qwen3.5-9b-$(QWEN35_LAYERS)l.
 QWEN35_LAYERS ?= 4
 bench-engine-qwen35: all $(BUILD)/bench_engine $(BUILD)/synth_model

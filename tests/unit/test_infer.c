@@ -1226,6 +1226,8 @@ TEST(engine_refuses_fused_experts)
     free(st);
     free(cfg);
 }
+
+/* ------------------------------------------------------------------------ */
 /* Qwen3.5: Gated DeltaNet layers and gated full attention                   */
 /* ------------------------------------------------------------------------ */
 
