@@ -23,6 +23,7 @@ static void check_sizes(const glyd_llmConfig* c)
 {
     uint64_t qDim, kvDim, perLayer, t, total, kv;
     REQUIRE(c->arch == GLYD_ARCH_LLAMA || c->arch == GLYD_ARCH_QWEN2 || c->arch == GLYD_ARCH_QWEN3 ||
+            c->arch == GLYD_ARCH_QWEN3_MOE || c->arch == GLYD_ARCH_MIXTRAL || c->arch == GLYD_ARCH_QWEN3_5 ||
             c->arch == GLYD_ARCH_MISTRAL || c->arch == GLYD_ARCH_GEMMA3);
     REQUIRE(c->dim >= 1 && c->dim <= GLYD_MAX_WIDTH);
     REQUIRE(c->hidden >= 1 && c->hidden <= GLYD_MAX_MLP);
@@ -30,6 +31,7 @@ static void check_sizes(const glyd_llmConfig* c)
     REQUIRE(c->nbLayers >= 1 && c->nbLayers <= GLYD_MAX_LAYERS);
     REQUIRE(c->nbHeads >= 1 && c->nbKvHeads >= 1 && c->nbHeads % c->nbKvHeads == 0);
     REQUIRE(c->headDim >= 2 && c->headDim % 2 == 0);
+    REQUIRE(c->rotaryDim >= 2 && c->rotaryDim % 2 == 0 && c->rotaryDim <= c->headDim);
     REQUIRE((uint64_t)c->nbHeads * c->headDim <= GLYD_MAX_WIDTH);
     REQUIRE(c->maxPositions >= 1 && c->maxPositions <= GLYD_MAX_POSITIONS);
     /* the weights' elements and the KV cache's bytes (fp32, at the model's
@@ -48,7 +50,7 @@ static void check_sizes(const glyd_llmConfig* c)
 
 static void check_numbers(const glyd_llmConfig* c)
 {
-    unsigned const half = c->headDim / 2;
+    unsigned const half = c->rotaryDim / 2; /* the pairs that turn */
     float* const invFreq = (float*)malloc(half * sizeof(float));
     float scale = 0;
     unsigned i;
@@ -83,6 +85,39 @@ static void check_numbers(const glyd_llmConfig* c)
         if (c->rope != GLYD_ROPE_LLAMA3) REQUIRE(invFreq[i] >= 0 && invFreq[i] <= 1);
     }
     free(invFreq);
+}
+
+/* The mixtures of experts' shapes, with every expert's bytes within the
+ * 2^60 that keeps the engine's sums of sizes from overflowing; Qwen3.5's
+ * linear layers and its part of a head that turns; nothing of either in
+ * the other families. */
+static void check_experts_and_linear(const glyd_llmConfig* c)
+{
+    int const moe = c->arch == GLYD_ARCH_QWEN3_MOE || c->arch == GLYD_ARCH_MIXTRAL;
+    uint64_t bytes, width;
+    unsigned l, linear = 0;
+    REQUIRE(c->nbExperts <= GLYD_MAX_EXPERTS && (moe || c->nbExperts == 0));
+    if (c->nbExperts) {
+        REQUIRE(c->nbExpertsUsed >= 1 && c->nbExpertsUsed <= c->nbExperts);
+        REQUIRE(c->moeHidden >= 1 && c->moeHidden <= GLYD_MAX_MLP && c->moeSparseStep >= 1);
+        REQUIRE(mul(6ULL * c->nbLayers, c->nbExperts, &bytes) && mul(bytes, c->moeHidden, &bytes) &&
+                mul(bytes, c->dim, &bytes) && bytes <= (1ULL << 60));
+    }
+    for (l = 0; l < GLYD_MAX_LAYERS; l++) {
+        REQUIRE(l < c->nbLayers || !glyd_layerIsLinear(c, l));
+        linear += glyd_layerIsLinear(c, l);
+    }
+    REQUIRE(linear == c->nbLinear);
+    if (c->arch == GLYD_ARCH_QWEN3_5) {
+        REQUIRE(c->linearKeyHeads >= 1 && c->linearValueHeads % c->linearKeyHeads == 0);
+        REQUIRE(c->linearKeyDim >= 1 && c->linearValueDim >= 1 && c->linearConv >= 1);
+        width = 2ULL * c->linearKeyHeads * c->linearKeyDim + (uint64_t)c->linearValueHeads * c->linearValueDim;
+        REQUIRE(width <= GLYD_MAX_WIDTH);
+        REQUIRE(c->rotaryDim >= 2 && c->rotaryDim % 2 == 0 && c->rotaryDim <= c->headDim);
+    } else {
+        REQUIRE(c->nbLinear == 0 && !c->attnGate && !c->nestedText && c->rotaryDim == c->headDim);
+    }
+    REQUIRE(c->normOffset == (c->arch == GLYD_ARCH_QWEN3_5 || c->arch == GLYD_ARCH_GEMMA3));
 }
 
 /* Mistral's and Gemma 3's: a window in range, sliding layers only where
@@ -121,13 +156,14 @@ static void check_windows(const glyd_llmConfig* c)
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
     glyd_llmConfig c;
-    char why[256] = "";
+    char why[512] = "";
     if (glyd_isError(glyd_llmConfigParse(&c, (const char*)data, size, why, sizeof why))) {
         REQUIRE(strncmp(why, "config.json: ", 13) == 0 && strchr(why, '\n') == NULL);
         return 0;
     }
     check_sizes(&c);
     check_numbers(&c);
+    check_experts_and_linear(&c);
     check_windows(&c);
     return 0;
 }
