@@ -10,6 +10,7 @@
 #ifndef GLYD_JINJA_H
 #define GLYD_JINJA_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 #include <jansson.h>
@@ -62,6 +63,10 @@ void jinja_free(jinja_template* t);
 /* Whether the renderer knows a filter, a test (checked as they are parsed). */
 int jinja_knownFilter(const char* name);
 int jinja_knownTest(const char* name);
+/* err (errCap bytes) = "chat template line LINE: " and the message of fmt,
+ * on one line: a control character (a newline in a string the template
+ * raised, say) becomes a space. */
+void jinja_reason(char* err, size_t errCap, int line, const char* fmt, va_list ap);
 
 typedef struct {
     int fixedTime;        /* strftime_now formats `time` (seconds since the epoch, as UTC) */

@@ -35,15 +35,23 @@ typedef struct {
     jinja_node* all;
 } parser;
 
+void jinja_reason(char* err, size_t errCap, int line, const char* fmt, va_list ap)
+{
+    char msg[300];
+    char* p;
+    if (!err || !errCap) return;
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    for (p = msg; *p; p++) if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+    snprintf(err, errCap, "chat template line %d: %s", line, msg);
+}
+
 static int fail(parser* P, int line, const char* fmt, ...)
 {
     if (!P->failed) {
-        char msg[200];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
+        jinja_reason(P->err, P->errCap, line, fmt, ap);
         va_end(ap);
-        snprintf(P->err, P->errCap, "chat template line %d: %s", line, msg);
     }
     P->failed = 1;
     return 1;

@@ -43,12 +43,10 @@ typedef struct {
 static json_t* fail(ctx* c, int line, const char* fmt, ...)
 {
     if (!c->failed) {
-        char msg[300];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
+        jinja_reason(c->err, c->errCap, line, fmt, ap);
         va_end(ap);
-        snprintf(c->err, c->errCap, "chat template line %d: %s", line, msg);
     }
     c->failed = 1;
     return NULL;

@@ -188,6 +188,8 @@ TEST(chat_templates_refuse_what_they_cannot_render)
         { "{{ undefined_function() }}", "line 1: unsupported function 'undefined_function'" },
         { "{%- set m = messages[0] %}{% set m.role = 'x' %}", "'m' is not a namespace" },
         { "{{ raise_exception('roles must alternate') }}", "line 1: the template raised: roles must alternate" },
+        /* a message over lines is said on one */
+        { "{{ raise_exception('roles must\nalternate\t!') }}", "line 1: the template raised: roles must alternate !" },
         { "{{ 1 + 'a' }}", "unsupported operand types: int and string" },
         { "{{ nothing + 1 }}", "an undefined value in arithmetic" },
         { "{{ nothing.attr }}", "'attr' of an undefined value" },
