@@ -564,6 +564,16 @@ static json_t* need_str(ctx* c, json_t* v, const char* what, int line)
     return fail(c, line, "%s: expected a string, got %s", what, type_name(v));
 }
 
+/* Whether strip() removes code point cp: one of set's (setLen bytes of
+ * UTF-8), or Python's whitespace when set is NULL. */
+static int strip_takes(unsigned long cp, const char* set, size_t setLen)
+{
+    size_t k = 0;
+    if (!set) return py_space(cp);
+    while (k < setLen) if (cp_at(set, setLen, &k) == cp) return 1;
+    return 0;
+}
+
 /* Python's str.strip/lstrip/rstrip(chars) */
 static json_t* strip(ctx* c, json_t* s, const json_t* chars, int left, int right, int line)
 {
@@ -578,12 +588,7 @@ static json_t* strip(ctx* c, json_t* s, const json_t* chars, int left, int right
         unsigned long cp;
         if (!left || a >= z) break;
         cp = cp_at(p, n, &i);
-        if (set) {
-            size_t k = 0;
-            int hit = 0;
-            while (k < setLen) if (cp_at(set, setLen, &k) == cp) { hit = 1; break; }
-            if (!hit) break;
-        } else if (!py_space(cp)) break;
+        if (!strip_takes(cp, set, setLen)) break;
         a = i;
     }
     while (right && z > a) {
@@ -592,12 +597,7 @@ static json_t* strip(ctx* c, json_t* s, const json_t* chars, int left, int right
         while (s0 > a && ((unsigned char)p[s0] & 0xC0) == 0x80) s0--;
         i = s0;
         cp = cp_at(p, n, &i);
-        if (set) {
-            size_t k = 0;
-            int hit = 0;
-            while (k < setLen) if (cp_at(set, setLen, &k) == cp) { hit = 1; break; }
-            if (!hit) break;
-        } else if (!py_space(cp)) break;
+        if (!strip_takes(cp, set, setLen)) break;
         z = s0;
     }
     return mkstr(c, p + a, z - a, line);
