@@ -258,7 +258,7 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
 /* ------------------------------------------------------------------------ */
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
-#  include <immintrin.h>
+#  include "fast_simd.h"
 #  define TENSOR_FAST_AVX2 1
 #else
 #  define TENSOR_FAST_AVX2 0
@@ -268,6 +268,7 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
 static int g_simdLimit = GLYD_SIMD_BEST;
 
 void glyd_tensorSimdLimit(int level) { g_simdLimit = level; }
+int glyd_tensorSimdLimitGet(void) { return g_simdLimit; }
 
 /* Element i's symbol: its code's, or the unit's next escape. Returns 0 when
  * the unit's escapes run out. */
@@ -317,25 +318,6 @@ GLYD_FORCE_INLINE int fast_bf16_one(const glyd_tensorView* v, uint64_t i, uint64
 #define FAST_PREFETCH 2048
 
 #if TENSOR_FAST_AVX2
-/* The 3-bit codes of a group of 32 elements, one byte each. */
-__attribute__((target("avx2")))
-static __m256i fast_codes_avx2(const uint8_t* group)
-{
-    __m256i const spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
-                                            2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    __m256i const one = _mm256_set1_epi8(1);
-    __m256i c = _mm256_setzero_si256();
-    int k;
-    /* each plane's bit of element j is bit j % 8 of byte j / 8: spread the
-     * bytes, keep each lane's bit, clamp it to 1; the planes in from the top */
-    for (k = 2; k >= 0; k--) {
-        __m256i const w = _mm256_shuffle_epi8(_mm256_set1_epi32((int)glyd_read32(group + 4 * k)), spread);
-        c = _mm256_add_epi8(_mm256_add_epi8(c, c), _mm256_min_epu8(_mm256_and_si256(w, bits), one));
-    }
-    return c;
-}
-
 /* 32 bf16 elements from their exponents and their sign-and-mantissa bytes,
  * in element order. */
 __attribute__((target("avx2")))
@@ -351,16 +333,6 @@ static void fast_join32_avx2(uint8_t* out, __m256i e, __m256i raw)
     __m256i const h = _mm256_permute4x64_epi64(hi, 0xD8), l = _mm256_permute4x64_epi64(lo, 0xD8);
     _mm256_storeu_si256((__m256i*)(void*)out, _mm256_unpacklo_epi8(l, h));
     _mm256_storeu_si256((__m256i*)(void*)(out + 32), _mm256_unpackhi_epi8(l, h));
-}
-
-/* Code -> exponent, in both 128-bit lanes; code 7 (escape) gives 0. */
-__attribute__((target("avx2")))
-static __m256i fast_lut_avx2(const glyd_tensorView* v)
-{
-    uint8_t lut16[16];
-    memset(lut16, 0, sizeof lut16);
-    memcpy(lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
-    return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
 }
 
 /* The symbols of groups [g0, g1), escapes patched in order (the symbol
@@ -398,7 +370,7 @@ static int fast_symbol_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64
 #define FAST_CHUNK 64 /* groups per patched chunk */
 
 __attribute__((target("avx2,bmi")))
-static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
+int glyd_fastBf16GroupsAvx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
                                  uint64_t escEnd, uint8_t* out)
 {
     const uint8_t* const codePlanes = v->codePlanes;
@@ -525,7 +497,7 @@ static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_
                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
                 ok = fast_bf16_groups_avx512(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
             else
-                ok = fast_bf16_groups_avx2(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
+                ok = glyd_fastBf16GroupsAvx2(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
             RETURN_ERROR_IF(!ok, corruption_detected, "escape beyond the unit's escapes");
             i = g1 << 5;
         }

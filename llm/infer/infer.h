@@ -144,6 +144,22 @@ size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows,
 size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
                              const uint64_t* expected);
 
+/* The fixed tree in which a product's eight lane sums (even + odd lanes,
+ * weights.c's DOT_BLOCK) become one. */
+static inline float glyd_dotTree(const float s[8])
+{
+    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+/* Whether w's products with one vector can decode in registers
+ * (llm/infer/fused.c: the fast layout, in pieces of whole groups, on a CPU
+ * and under a SIMD limit that has the kernel). */
+int glyd_fusedFits(const glyd_matrix* w);
+/* y[r] = W[r] . x for rows [r0, r1) (on unit boundaries, as
+ * glyd_matmulRows takes them), x deinterleaved as the products lay it out;
+ * the same bits as decoding the units and multiplying them. */
+size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t r0, uint64_t r1);
+
 /* Prompt tokens run through each layer together, so that a matrix unit
  * decoded once serves them all: products take at most this many vectors. */
 #define GLYD_BATCH 32

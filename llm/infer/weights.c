@@ -81,11 +81,6 @@ static void deinterleave_x(float* xd, const float* x, uint64_t cols, uint32_t ch
     }
 }
 
-static float sum_tree(const float s[8])
-{
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
-}
-
 /* The tail's products into the lanes, and the tree. */
 static float dot_finish(float s[8], const uint16_t* w, const float* xd, size_t i, size_t n)
 {
@@ -94,7 +89,7 @@ static float dot_finish(float s[8], const uint16_t* w, const float* xd, size_t i
         float const prod = bf16_to_f32(w[i]) * xd[i];
         s[j & 7] += prod;
     }
-    return sum_tree(s);
+    return glyd_dotTree(s);
 }
 
 /* The portable kernel: out[k] = row k . x for nbRows rows `stride` apart. */
@@ -289,6 +284,7 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
         block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, nbVec, y);
         return 0;
     }
+    if (nbVec == 1 && glyd_fusedFits(w)) return glyd_fusedRows(w, s->xd, y, r0, r1);
     {
         uint64_t const rpu = rows_per_unit(w);
         if (rpu) {

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_fused.c: products of one vector with matrices in the fast layout,
+ * decoded in registers (llm/infer/fused.c), against the same products on
+ * the plain bf16 weights and through the decoder, bit for bit, on every
+ * SIMD level this CPU has; and a unit whose escapes do not add up. */
+#include <stdlib.h>
+
+#include "../../llm/infer/infer.h"
+#include "../../lib/tensor/tensor.h"
+#include "harness.h"
+
+static uint32_t next_random(uint32_t* s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+/* bf16 weights whose exponents spread as trained ones do: most within a
+ * few of 120, about one in twenty further out (escapes in the fast
+ * layout); every `zeroRow`-th row negative zeros. */
+static uint16_t* make_weights(uint64_t rows, uint64_t cols, uint32_t seed, uint64_t zeroRow)
+{
+    uint16_t* const w = (uint16_t*)malloc((size_t)(rows * cols) * 2);
+    uint64_t i;
+    if (!w) return NULL;
+    for (i = 0; i < rows * cols; i++) {
+        uint32_t const r = next_random(&seed);
+        unsigned const far = (r & 31) == 0;
+        unsigned const e = far ? 100 + (r >> 5) % 40 : 117 + (r >> 5) % 6 + ((r >> 9) & 1);
+        w[i] = (uint16_t)(((r >> 12) & 1) << 15 | e << 7 | ((r >> 13) & 0x7F));
+        if (zeroRow && (i / cols) % zeroRow == zeroRow - 1) w[i] = 0x8000;
+    }
+    return w;
+}
+
+/* y = W x over rows [r0, r1) through glyd_matmulRows, one vector. */
+static size_t product(const glyd_matrix* w, const float* x, float* y, uint64_t r0, uint64_t r1)
+{
+    glyd_decodeScratch s;
+    size_t r;
+    memset(&s, 0, sizeof s);
+    r = glyd_scratchReserve(&s, w);
+    if (!glyd_isError(r)) r = glyd_matmulRows(w, x, 1, y, r0, r1, &s);
+    glyd_scratchFree(&s);
+    return r;
+}
+
+TEST(fused_products_equal_plain_ones_bit_for_bit)
+{
+    static const struct { uint64_t rows, cols; } kShapes[] = {
+        { 37, 64 },    /* 64 rows a unit */
+        { 50, 96 },    /* 42 rows a unit, the last unit shorter */
+        { 9, 4128 },   /* a row a unit */
+        { 5, 16384 },  /* long rows: two units each */
+        { 4, 24576 },  /* three units each */
+        { 11, 80 },    /* rows that end mid-group: the decoder's way */
+    };
+    size_t k;
+    for (k = 0; k < sizeof kShapes / sizeof kShapes[0]; k++) {
+        uint64_t const rows = kShapes[k].rows, cols = kShapes[k].cols;
+        uint16_t* const src = make_weights(rows, cols, (uint32_t)(k + 1), 7);
+        float* const x = (float*)malloc((size_t)cols * sizeof(float));
+        float* const want = (float*)malloc((size_t)rows * sizeof(float));
+        float* const got = (float*)malloc((size_t)rows * sizeof(float));
+        glyd_matrix plain, coded;
+        uint32_t seed = 99;
+        uint64_t i;
+        int simd;
+        CHECK(src && x && want && got);
+        if (!src || !x || !want || !got) { free(src); free(x); free(want); free(got); return; }
+        for (i = 0; i < cols; i++) x[i] = (float)((int)(next_random(&seed) % 2001) - 1000) / 256.0f;
+        CHECK_OK(glyd_matrixPlain(&plain, src, rows, cols));
+        CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, NULL, NULL));
+        CHECK(coded.view.layout == GLYD_TLAYOUT_FAST);
+        if (cols % 32 != 0) CHECK(!glyd_fusedFits(&coded));
+        CHECK_OK(product(&plain, x, want, 0, rows));
+        for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+            uint64_t const align = glyd_matrixRowAlign(&coded);
+            uint64_t const mid = rows / align / 2 * align;
+            glyd_tensorSimdLimit(simd);
+            memset(got, 0xFF, (size_t)rows * sizeof(float));
+            /* two calls, the second from a unit boundary as threads split rows */
+            CHECK_OK(product(&coded, x, got, 0, mid));
+            CHECK_OK(product(&coded, x, got, mid, rows));
+            if (memcmp(got, want, (size_t)rows * sizeof(float)) != 0)
+                fprintf(stderr, "# %llu x %llu, SIMD level %d: products differ\n", (unsigned long long)rows,
+                        (unsigned long long)cols, simd);
+            CHECK(memcmp(got, want, (size_t)rows * sizeof(float)) == 0);
+        }
+        glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+        /* the rows of negative zeros sum to +0, as the plain rows do */
+        CHECK(rows < 7 || (memcmp(&want[6], &(float){ 0.0f }, 4) == 0));
+        glyd_matrixFree(&coded);
+        free(src);
+        free(x);
+        free(want);
+        free(got);
+    }
+}
+
+TEST(fused_products_refuse_escapes_that_do_not_add_up)
+{
+    uint64_t const rows = 64, cols = 128;
+    uint16_t* const src = make_weights(rows, cols, 7, 0);
+    float x[128], y[64];
+    glyd_matrix coded;
+    uint8_t* ends;
+    uint32_t first;
+    int simd;
+    size_t i;
+    if (!src) return;
+    for (i = 0; i < cols; i++) x[i] = 1.0f;
+    CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, NULL, NULL));
+    CHECK(coded.view.nbUnits == 2);
+    /* unit 0 given one escape fewer than its codes ask for, unit 1 one more */
+    ends = coded.ownedBlob + (coded.view.escapeEnds - coded.blob);
+    first = glyd_read32(ends);
+    CHECK(first > 0);
+    glyd_write32(ends, first - 1);
+    for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+        glyd_tensorSimdLimit(simd);
+        CHECK_ERR(product(&coded, x, y, 0, 32), GLYD_error_corruption_detected);
+        CHECK_ERR(product(&coded, x, y, 32, 64), GLYD_error_corruption_detected);
+    }
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+    glyd_matrixFree(&coded);
+    free(src);
+}
