@@ -268,6 +268,7 @@ static void unit_start(unit_state* s, const glyd_tensorView* v, uint64_t u, uint
 static int g_simdLimit = GLYD_SIMD_BEST;
 
 void glyd_tensorSimdLimit(int level) { g_simdLimit = level; }
+int glyd_tensorSimdLimitGet(void) { return g_simdLimit; }
 
 /* Element i's symbol: its code's, or the unit's next escape. Returns 0 when
  * the unit's escapes run out. */
