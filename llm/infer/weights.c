@@ -266,6 +266,8 @@ static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint6
 {
     uint64_t r;
     size_t t;
+    /* enough vectors for a matrix product: the same sums, through tiles.c */
+    if (glyd_tileTimesBatch(block, r1 - r0, w->cols, w->chunk, xd, nbVec, y + r0, w->rows)) return;
     for (r = r0; r < r1; r += 4) {
         unsigned const nr = (unsigned)GLYD_MIN((uint64_t)4, r1 - r);
         for (t = 0; t < nbVec; t++) {
