@@ -219,7 +219,8 @@ size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m)
     size_t const xd = (size_t)GLYD_BATCH * (size_t)m->cols;
     if (xd > s->xdCap) {
         free(s->xd);
-        s->xd = (float*)malloc(xd * sizeof(float));
+        /* on cache lines: a kernel's load of x that straddles two costs two */
+        s->xd = (float*)aligned_alloc(64, (xd * sizeof(float) + 63) / 64 * 64);
         s->xdCap = s->xd ? xd : 0;
     }
     RETURN_ERROR_IF(!s->xd, memory_allocation, "decode scratch");
