@@ -247,10 +247,12 @@ static void piece_times_batch(tile* t, int level, const uint16_t* rows, uint64_t
 int glyd_tileTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, uint32_t chunk, const float* xd,
                         size_t nbVec, float* y, uint64_t yStride)
 {
-    int const level = glyd_tileLevel();
     tile t;
     uint64_t r, p;
-    if (level == GLYD_SIMD_NONE || nbVec < TILE_MIN_VECTORS || nbVec > GLYD_BATCH) return 0;
+    int level;
+    if (nbVec < TILE_MIN_VECTORS || nbVec > GLYD_BATCH) return 0;
+    level = glyd_tileLevel();
+    if (level == GLYD_SIMD_NONE) return 0;
     for (r = 0; r < nbRows; r += TILE_ROWS) {
         unsigned const nr = (unsigned)GLYD_MIN((uint64_t)TILE_ROWS, nbRows - r);
         for (p = 0; p < cols; p += chunk)
