@@ -7,8 +7,8 @@
  *
  *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]
  *
- * --avx2 keeps the tensor decoders to AVX2 (what a CPU without AVX-512
- * runs) for the compressed runs.
+ * --avx2 keeps the tensor decoders and the products' kernels to AVX2 (what
+ * a CPU without AVX-512 runs), in both forms.
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in

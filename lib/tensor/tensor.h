@@ -142,7 +142,8 @@ size_t glyd_fastWriterEnd(const glyd_fastWriter* w);
  * GLYD_SIMD_BEST (the default: whatever the CPU has). */
 enum { GLYD_SIMD_NONE = 0, GLYD_SIMD_AVX2 = 1, GLYD_SIMD_AVX512 = 2, GLYD_SIMD_BEST = 2 };
 void glyd_tensorSimdLimit(int level);
-/* The limit set (GLYD_SIMD_BEST unless changed). */
+/* The limit set (GLYD_SIMD_BEST unless changed); the engine's products
+ * keep to it too. */
 int glyd_tensorSimdLimitGet(void);
 
 /* The unit size the encoder picks: whole rows of about 4096 elements, or an

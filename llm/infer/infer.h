@@ -187,6 +187,17 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
 /* Row r of W as floats. */
 size_t glyd_matrixRow(const glyd_matrix* w, uint64_t r, float* out, glyd_decodeScratch* s);
 
+/* Rows [0, nbRows) of a bf16 block (rows cols apart) times nbVec vectors
+ * laid out for the kernels (xd, cols apart), as a matrix product through
+ * fp32 tiles (tiles.c): y[v * yStride + k] = row k . x[v], the same floats
+ * as one row and one vector at a time. Returns 0, having done nothing,
+ * where it does not pay (few vectors) or the CPU lacks the instructions. */
+int glyd_tileTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, uint32_t chunk, const float* xd,
+                        size_t nbVec, float* y, uint64_t yStride);
+/* The instructions the tiles use now (GLYD_SIMD_*; NONE: they are not
+ * used): what the CPU has, within glyd_tensorSimdLimit. */
+int glyd_tileLevel(void);
+
 /* ------------------------------------------------------------------------ */
 /* Model                                                                    */
 /* ------------------------------------------------------------------------ */

@@ -214,7 +214,8 @@ size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m)
     size_t const xd = (size_t)GLYD_BATCH * (size_t)m->cols;
     if (xd > s->xdCap) {
         free(s->xd);
-        s->xd = (float*)malloc(xd * sizeof(float));
+        /* on cache lines: a kernel's load of x that straddles two costs two */
+        s->xd = (float*)aligned_alloc(64, (xd * sizeof(float) + 63) / 64 * 64);
         s->xdCap = s->xd ? xd : 0;
     }
     RETURN_ERROR_IF(!s->xd, memory_allocation, "decode scratch");
@@ -261,6 +262,8 @@ static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint6
 {
     uint64_t r;
     size_t t;
+    /* enough vectors for a matrix product: the same sums, through tiles.c */
+    if (glyd_tileTimesBatch(block, r1 - r0, w->cols, w->chunk, xd, nbVec, y + r0, w->rows)) return;
     for (r = r0; r < r1; r += 4) {
         unsigned const nr = (unsigned)GLYD_MIN((uint64_t)4, r1 - r);
         for (t = 0; t < nbVec; t++) {
