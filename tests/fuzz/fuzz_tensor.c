@@ -1,17 +1,54 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_tensor.c: hostile tensor blobs through every decoding path (whole
  * tensor, one and several threads; units alone, on each SIMD path; the GPU
- * kernels' threads, emulated), and hostile safetensors headers through the
- * strict parser. */
+ * kernels' threads, emulated; the engine's products of one vector, which
+ * decode in registers), and hostile safetensors headers through the strict
+ * parser. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../llm/infer/infer.h"
 #include "../../llm/model/model.h"
 #include "../../lib/tensor/tensor.h"
 #include "../../gpu/tensor_gpu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+/* A bf16 matrix's rows times one vector, on each SIMD path: never a crash,
+ * and where the whole tensor decodes (checksum included), no error and the
+ * same bits as the product of the decoded rows. */
+static void products(const uint8_t* data, size_t size, const glyd_tensorView* v)
+{
+    static uint16_t plain[1 << 19];
+    static float x[1 << 16], want[1 << 16], got[1 << 16];
+    uint64_t const cols = v->rowLength, rows = cols ? v->nbElements / cols : 0;
+    glyd_matrix coded, decoded;
+    glyd_decodeScratch s;
+    int const intact = !glyd_isError(glyd_tensorDecompress(plain, sizeof plain, data, size, 1));
+    uint64_t i;
+    int simd;
+    if (v->dtype != GLYD_DTYPE_BF16 || !rows || v->nbElements % cols || rows > (1u << 16) ||
+        v->nbElements > (1u << 19))
+        return;
+    for (i = 0; i < cols; i++) x[i] = (float)(i % 7) - 3.0f;
+    if (glyd_isError(glyd_matrixCoded(&coded, data, size, rows, cols))) return;
+    memset(&s, 0, sizeof s);
+    if (!glyd_isError(glyd_scratchReserve(&s, &coded))) {
+        glyd_matrixPlain(&decoded, plain, rows, cols);
+        decoded.chunk = coded.chunk; /* the pieces the coded rows are summed in */
+        if (intact && glyd_isError(glyd_matmulRows(&decoded, x, 1, want, 0, rows, &s))) abort();
+        for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+            size_t r;
+            glyd_tensorSimdLimit(simd);
+            r = glyd_matmulRows(&coded, x, 1, got, 0, rows, &s);
+            if (intact && (glyd_isError(r) || memcmp(got, want, (size_t)rows * sizeof(float)))) abort();
+        }
+        glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+    }
+    glyd_scratchFree(&s);
+    glyd_matrixFree(&coded);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
 {
@@ -87,6 +124,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
             }
         }
     }
+    if (!glyd_isError(glyd_tensorOpen(&v, data, size))) products(data, size, &v);
     if (!glyd_isError(glyd_stParse(&st, data, size, &why))) glyd_stFree(&st);
     return 0;
 }
