@@ -50,8 +50,10 @@ def llama_bench(binary, a):
 
 def bench_engine(avx2, a):
     """One bench_engine run: its compressed and plain rows, by column name."""
+    # --avx2 among --engine-args would make both rows AVX2 ones; each row says its own.
+    extra = [x for x in shlex.split(a.engine_args) if x != "--avx2"]
     cmd = [a.engine, a.model, "--rounds", "1", "--prompt", str(a.prompt), "--tokens", str(a.tokens),
-           f"-T{a.threads}"] + shlex.split(a.engine_args) + (["--avx2"] if avx2 else [])
+           f"-T{a.threads}"] + extra + (["--avx2"] if avx2 else [])
     out, _ = run_with_peak(cmd)
     rows, header = {}, None
     for line in out.splitlines():
