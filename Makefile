@@ -235,6 +235,11 @@ bench-tensor: all $(BUILD)/bench_tensor
 # tokens/s, resident memory. Three synthetic models, each made once under
 # $(BUILD): Qwen2.5-0.5B's shape (synth-0.5b), then the two below (a
 # mixture of experts, Qwen3.5); ENGINE_MODEL=DIR benches that model alone.
+# On the 0.5B model llama.cpp runs too, in turns with the engine, best of
+# BENCH_ROUNDS (bench/llama_cpp.sh fetches and builds it once in
+# $(BUILD)/llama-cpp); LLAMA_CPP=0 leaves it out (no network needed).
+LLAMA_CPP    ?= 1
+BENCH_ROUNDS ?= 3
 $(BUILD)/bench_engine: bench/bench_engine.c $(STATIC_LIBS)
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 .PHONY: bench-engine bench-engine-moe bench-engine-qwen35
@@ -243,7 +248,12 @@ ifneq ($(ENGINE_MODEL),)
 	$(Q)$(BUILD)/bench_engine $(ENGINE_MODEL) $(BENCH_ARGS)
 else
 	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+ifeq ($(LLAMA_CPP),0)
 	$(Q)$(BUILD)/bench_engine $(BUILD)/synth-0.5b $(BENCH_ARGS)
+else
+	$(Q)bench/llama_cpp.sh $(BUILD) $(BUILD)/synth-0.5b --engine $(BUILD)/bench_engine \
+	    --rounds $(BENCH_ROUNDS) --engine-args "$(BENCH_ARGS)"
+endif
 	$(Q)$(MAKE) --no-print-directory bench-engine-moe bench-engine-qwen35
 endif
 
