@@ -41,11 +41,4 @@ static inline __m256i fast_lut_avx2(const glyd_tensorView* v)
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
 }
 
-/* Groups [g0, g1) of a bf16 tensor in the fast layout (32 elements each) as
- * bf16 elements at out, the escapes from *esc on (advanced past those used),
- * with AVX2 and BMI: the caller checks the CPU has them. Returns 0 when
- * the groups need escapes beyond escEnd. */
-int glyd_fastBf16GroupsAvx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* esc, uint64_t escEnd,
-                            uint8_t* out);
-
 #endif /* GLYD_FAST_SIMD_H */

@@ -370,7 +370,7 @@ static int fast_symbol_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64
 #define FAST_CHUNK 64 /* groups per patched chunk */
 
 __attribute__((target("avx2,bmi")))
-int glyd_fastBf16GroupsAvx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
+static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t g1, uint64_t* escp,
                                  uint64_t escEnd, uint8_t* out)
 {
     const uint8_t* const codePlanes = v->codePlanes;
@@ -497,7 +497,7 @@ static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_
                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
                 ok = fast_bf16_groups_avx512(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
             else
-                ok = glyd_fastBf16GroupsAvx2(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
+                ok = fast_bf16_groups_avx2(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
             RETURN_ERROR_IF(!ok, corruption_detected, "escape beyond the unit's escapes");
             i = g1 << 5;
         }
