@@ -66,7 +66,7 @@ struct glyd_llm_s {
     float *q;                   /* (batch, nbHeads * headDim) */
     float *k, *v;               /* (batch, nbKvHeads * headDim) */
     float *hb, *hb2;            /* (batch, hidden) */
-    float* att;                 /* (nbHeads, ctx) */
+    float* att;                 /* (nbThreads, ctx): each thread's softmax weights */
     float* invFreq;             /* (headDim / 2) */
     float *ropeCos, *ropeSin;   /* (headDim / 2): the current position's rotation */
     float ropeScale;
@@ -746,7 +746,7 @@ static size_t alloc_state(glyd_llm* m)
     m->q = (float*)calloc((size_t)GLYD_BATCH * qDim * (c->attnGate ? 2 : 1), sizeof(float));
     m->k = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
     m->v = (float*)calloc((size_t)GLYD_BATCH * kvDim, sizeof(float));
-    m->att = (float*)calloc((size_t)c->nbHeads * (size_t)m->ctx, sizeof(float));
+    m->att = (float*)calloc((size_t)m->nbThreads * (size_t)m->ctx, sizeof(float));
     m->hb = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->hb2 = (float*)calloc((size_t)GLYD_BATCH * c->hidden, sizeof(float));
     m->ropeCos = (float*)calloc(c->headDim / 2 + 1, sizeof(float));
@@ -1143,17 +1143,6 @@ static void rope(float* v, unsigned nbHeads, unsigned headDim, unsigned rotaryDi
     }
 }
 
-static float cache_get(const glyd_llm* m, const void* cache, size_t i)
-{
-    if (m->kvF32) return ((const float*)cache)[i];
-    {
-        uint32_t const u = (uint32_t)((const uint16_t*)cache)[i] << 16;
-        float f;
-        memcpy(&f, &u, 4);
-        return f;
-    }
-}
-
 static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src, size_t n)
 {
     size_t k;
@@ -1161,37 +1150,38 @@ static void cache_put(const glyd_llm* m, void* cache, size_t i, const float* src
     for (k = 0; k < n; k++) ((uint16_t*)cache)[i + k] = gk_bf16(src[k]); /* as the GPU's cache rounds */
 }
 
-/* Attention of one token at position pos, whose q is given, over the
- * cached keys and values of positions first..pos (first past a sliding
- * layer's window, else 0): its output into out. */
-static void attend(glyd_llm* m, size_t layerBase, const float* qAll, size_t first, size_t pos, float* outAll)
+/* One thread's share of a layer's attention: the heads [i0, i1) of the
+ * batch's tokens, numbered token by token. */
+typedef struct {
+    glyd_llm* m;
+    unsigned layer;
+    size_t pos;                 /* the batch's first token's */
+    size_t i0, i1;
+    float* att;                 /* (ctx): this thread's softmax weights */
+} attend_job;
+
+static void attend_run(void* arg)
 {
+    attend_job const* const j = (const attend_job*)arg;
+    glyd_llm* const m = j->m;
     glyd_llmConfig const* const c = &m->cfg;
-    size_t const hd = c->headDim, kvDim = (size_t)c->nbKvHeads * hd;
+    size_t const hd = c->headDim, qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
+    size_t const layerBase = kv_slot(c, j->layer) * (size_t)m->ctx * kvDim;
     unsigned const group = c->nbHeads / c->nbKvHeads;
-    float const attScale = glyd_attendScale(c);
-    unsigned h;
-    size_t i, t;
-    for (h = 0; h < c->nbHeads; h++) {
-        const float* const q = qAll + h * hd;
-        float* const att = m->att + (size_t)h * m->ctx;
-        float* const out = outAll + h * hd;
-        size_t const kvOff = (size_t)(h / group) * hd;
-        float maxv = -INFINITY, sum = 0;
-        for (t = first; t <= pos; t++) {
-            size_t const at = layerBase + t * kvDim + kvOff;
-            float s = 0;
-            for (i = 0; i < hd; i++) s += q[i] * cache_get(m, m->kCache, at + i);
-            att[t] = s * attScale;
-            if (att[t] > maxv) maxv = att[t];
-        }
-        for (t = first; t <= pos; t++) { att[t] = expf(att[t] - maxv); sum += att[t]; }
-        for (i = 0; i < hd; i++) out[i] = 0;
-        for (t = first; t <= pos; t++) {
-            size_t const at = layerBase + t * kvDim + kvOff;
-            float const a = att[t] / sum;
-            for (i = 0; i < hd; i++) out[i] += a * cache_get(m, m->vCache, at + i);
-        }
+    float const scale = glyd_attendScale(c);
+    size_t i;
+    for (i = j->i0; i < j->i1; i++) {
+        size_t const t = i / c->nbHeads, h = i % c->nbHeads, pos = j->pos + t;
+        size_t const at = layerBase + h / group * hd;
+        glyd_kvHead kv;
+        kv.f32 = m->kvF32;
+        kv.k = m->kvF32 ? (const void*)((const float*)m->kCache + at) : (const void*)((const uint16_t*)m->kCache + at);
+        kv.v = m->kvF32 ? (const void*)((const float*)m->vCache + at) : (const void*)((const uint16_t*)m->vCache + at);
+        kv.stride = kvDim;
+        kv.headDim = c->headDim;
+        /* causal: token t sees the cache up to its own position */
+        glyd_attendHead(&kv, m->q + t * qDim + h * hd, glyd_attendFrom(c, j->layer, pos), pos, scale, j->att,
+                        m->ao + t * qDim + h * hd);
     }
 }
 
@@ -1271,15 +1261,26 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
     return 0;
 }
 
+/* Every head of every token on the engine's threads, each thread a run of
+ * them: a head's result is the same whichever thread computes it. */
 static size_t cpu_attend(void* b, unsigned layer, size_t T, size_t pos)
 {
     glyd_llm* const m = (glyd_llm*)b;
-    size_t const qDim = (size_t)m->cfg.nbHeads * m->cfg.headDim;
-    size_t const layerBase = kv_slot(&m->cfg, layer) * (size_t)m->ctx * m->cfg.nbKvHeads * m->cfg.headDim;
-    size_t t;
-    /* causal: token t sees the cache up to its own position */
-    for (t = 0; t < T; t++)
-        attend(m, layerBase, m->q + t * qDim, glyd_attendFrom(&m->cfg, layer, pos + t), pos + t, m->ao + t * qDim);
+    attend_job jobs[GLYD_THREADS_MAX];
+    size_t const n = T * m->cfg.nbHeads;
+    unsigned const nbJobs = m->pool ? m->nbThreads : 1;
+    unsigned j;
+    for (j = 0; j < nbJobs; j++) {
+        jobs[j].m = m;
+        jobs[j].layer = layer;
+        jobs[j].pos = pos;
+        jobs[j].i0 = n * j / nbJobs;
+        jobs[j].i1 = n * (j + 1) / nbJobs;
+        jobs[j].att = m->att + (size_t)j * m->ctx;
+        if (j > 0) glyd_poolAdd(m->pool, attend_run, &jobs[j]);
+    }
+    attend_run(&jobs[0]);
+    if (nbJobs > 1) glyd_poolWait(m->pool);
     return 0;
 }
 

@@ -472,6 +472,30 @@ void glyd_splitQueryGate(float* q, float* gate, size_t T, unsigned nbHeads, unsi
 void glyd_applyOutputGate(float* ao, const float* gate, size_t n);
 
 /* ------------------------------------------------------------------------ */
+/* Attention on the CPU (attention.c)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* One key and value head of a layer's cache. */
+typedef struct {
+    const void* k;              /* the head's key at position 0: fp32 or bf16 elements */
+    const void* v;              /* its value, the same */
+    size_t stride;              /* elements from one position to the next */
+    unsigned headDim;
+    int f32;                    /* the cache holds fp32, else bf16 */
+} glyd_kvHead;
+
+/* One query head's attention at position pos over the cached positions
+ * first..pos: out (headDim) = the values weighted by softmax(scale q . k).
+ * att: room for pos + 1 floats (the weights, at [first, pos]). The result
+ * depends on nothing but the arguments (never on other heads' work or the
+ * thread), in an order fixed for a given CPU. */
+void glyd_attendHead(const glyd_kvHead* kv, const float* q, size_t first, size_t pos, float scale, float* att,
+                     float* out);
+/* The widest instructions attention may use (GLYD_SIMD_NONE, _AVX2 or
+ * _BEST, as for the tensor decoders), for tests of every path. */
+void glyd_attendSimdLimit(int level);
+
+/* ------------------------------------------------------------------------ */
 /* Mistral's and Gemma 3's pieces of the forward pass (gemma.c)              */
 /* ------------------------------------------------------------------------ */
 
