@@ -7,6 +7,33 @@
 
 #define POOL_QUEUE_SIZE 64
 
+/* A thread about to sleep (a worker with no job, poolWait with jobs
+ * running) first watches for a while: waking a sleeping thread costs tens
+ * of microseconds, as much as a job of the engine's token step, which
+ * hands out a job a few hundred times a token. About 40 us. */
+#define POOL_SPIN 2000
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Whether *v became non-zero (nonzero) or zero (else), or shutdown was
+ * set, within the spin: read without the lock, as the fields written
+ * under it are stored atomically. */
+static int spin_until(const unsigned* v, int nonzero, const int* shutdown)
+{
+    unsigned i;
+    for (i = 0; i < POOL_SPIN; i++) {
+        unsigned const x = __atomic_load_n(v, __ATOMIC_ACQUIRE);
+        if ((nonzero ? x != 0 : x == 0) || (shutdown && __atomic_load_n(shutdown, __ATOMIC_ACQUIRE))) return 1;
+        cpu_relax();
+    }
+    return 0;
+}
+
 typedef struct { glyd_poolJob fn; void* arg; } pool_item;
 
 struct glyd_pool_s {
@@ -28,6 +55,7 @@ static void* pool_worker(void* opaque)
     glyd_pool* const pool = (glyd_pool*)opaque;
     for (;;) {
         pool_item item;
+        spin_until(&pool->count, 1, &pool->shutdown);
         pthread_mutex_lock(&pool->lock);
         while (pool->count == 0 && !pool->shutdown)
             pthread_cond_wait(&pool->notEmpty, &pool->lock);
@@ -37,14 +65,15 @@ static void* pool_worker(void* opaque)
         }
         item = pool->queue[pool->head];
         pool->head = (pool->head + 1) % POOL_QUEUE_SIZE;
-        pool->count--;
+        __atomic_store_n(&pool->count, pool->count - 1, __ATOMIC_RELEASE);
         pthread_cond_signal(&pool->notFull);
         pthread_mutex_unlock(&pool->lock);
 
         item.fn(item.arg);
 
         pthread_mutex_lock(&pool->lock);
-        if (--pool->pending == 0) pthread_cond_broadcast(&pool->idle);
+        __atomic_store_n(&pool->pending, pool->pending - 1, __ATOMIC_RELEASE);
+        if (pool->pending == 0) pthread_cond_broadcast(&pool->idle);
         pthread_mutex_unlock(&pool->lock);
     }
 }
@@ -76,7 +105,7 @@ void glyd_poolFree(glyd_pool* pool)
     unsigned i;
     if (!pool) return;
     pthread_mutex_lock(&pool->lock);
-    pool->shutdown = 1;
+    __atomic_store_n(&pool->shutdown, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->notEmpty);
     pthread_mutex_unlock(&pool->lock);
     for (i = 0; i < pool->nbThreads; i++) pthread_join(pool->threads[i], NULL);
@@ -93,14 +122,15 @@ void glyd_poolAdd(glyd_pool* pool, glyd_poolJob job, void* arg)
     pthread_mutex_lock(&pool->lock);
     while (pool->count == POOL_QUEUE_SIZE) pthread_cond_wait(&pool->notFull, &pool->lock);
     pool->queue[(pool->head + pool->count) % POOL_QUEUE_SIZE] = (pool_item){ job, arg };
-    pool->count++;
-    pool->pending++;
+    __atomic_store_n(&pool->count, pool->count + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&pool->pending, pool->pending + 1, __ATOMIC_RELEASE);
     pthread_cond_signal(&pool->notEmpty);
     pthread_mutex_unlock(&pool->lock);
 }
 
 void glyd_poolWait(glyd_pool* pool)
 {
+    spin_until(&pool->pending, 0, NULL);
     pthread_mutex_lock(&pool->lock);
     while (pool->pending) pthread_cond_wait(&pool->idle, &pool->lock);
     pthread_mutex_unlock(&pool->lock);
