@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fused.c: a matrix in the fast layout times one vector, decoded in
- * registers with AVX-512. Two groups of 32 elements at a time go from their
- * code words, escapes and sign-and-mantissa bytes to fp32 lanes and into
- * the row's sums without being stored, so that a token's products are one
- * pass over the coded bytes.
+ * registers with AVX-512 or AVX2. Groups of 32 elements go from their code
+ * words, escapes and sign-and-mantissa bytes to fp32 lanes and into the
+ * row's sums without being stored, so that a token's products are one pass
+ * over the coded bytes.
  *
  * The sums are weights.c's (see DOT_BLOCK there): sixteen lanes, element
  * 2j of each block of 16 into even lane j and 2j + 1 into odd lane j, one
@@ -13,26 +13,21 @@
  * results are thus bit for bit those of decoding the units and multiplying
  * the rows, and those of the plain weights. Only pieces of whole groups (a
  * chunk that is a multiple of 32, as in every model seen) go this way.
- *
- * Without AVX-512 there is no fused path: escapes cannot be expanded into
- * their lanes in a register, and decoding units into a buffer and summing
- * four rows at a time from it (weights.c) measured faster than every AVX2
- * form tried (docs/ENGINE.md).
  */
 #include "infer.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
 #  include "../../lib/tensor/fast_simd.h"
-#  define FUSED_AVX512 1
+#  define FUSED_X86 1
 #else
-#  define FUSED_AVX512 0
+#  define FUSED_X86 0
 #endif
 
 /* The planes of a unit are read ahead of use by this many elements: the
  * hardware prefetcher alone falls behind. */
 #define FUSED_PREFETCH 2048
 
-#if FUSED_AVX512
+#if FUSED_X86
 /* vpermt2b indexes from [64 low bytes | 64 high bytes] of two groups' bf16
  * elements to the fp32 lanes of each of their four blocks of 16: lane
  * j < 8 holds the block's element 2j, lane 8 + j its element 2j + 1, the
@@ -127,37 +122,222 @@ static int piece_avx512(const glyd_tensorView* v, uint64_t g, uint64_t ng, const
     *out = glyd_dotTree(lanes);
     return 1;
 }
+
+#  define AVX2_TARGET "avx2,fma,popcnt"
+
+/* pshufb indexes spreading byte j / 8 of code word k to element j's byte. */
+static const uint8_t g_spread[3][32] __attribute__((aligned(32))) = {
+#  define SPREAD(k) { 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k, 4 * k,                             \
+                      4 * k + 1, 4 * k + 1, 4 * k + 1, 4 * k + 1, 4 * k + 1, 4 * k + 1, 4 * k + 1, 4 * k + 1, \
+                      4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, 4 * k + 2, \
+                      4 * k + 3, 4 * k + 3, 4 * k + 3, 4 * k + 3, 4 * k + 3, 4 * k + 3, 4 * k + 3, 4 * k + 3 }
+    SPREAD(0), SPREAD(1), SPREAD(2)
+#  undef SPREAD
+};
+
+/* What a group's code words say, before it is known where its escapes
+ * start. AVX2 has no byte expansion: each escape's rank among its half's
+ * escapes (a prefix count of the escape lanes, in each 16-lane half) will
+ * pick its byte from a 16-byte window of the escapes with one shuffle, the
+ * upper half's window starting after the lower half's escapes. */
+typedef struct {
+    __m256i exponents; /* the table's; 0 in escape lanes (code 7) */
+    __m256i isEsc;     /* -1 in escape lanes */
+    __m256i rank;      /* in escape lanes, 1 + the escapes before it in its half */
+    unsigned nbEsc;    /* in the group */
+    unsigned nbLow;    /* in its first 16 elements */
+} group_codes;
+
+/* words: the group's three code words and 4 bytes beyond (unused). */
+__attribute__((target(AVX2_TARGET), always_inline))
+static inline group_codes read_codes(const uint8_t* words, __m256i lut)
+{
+    __m256i const all = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)words));
+    __m256i const bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    __m256i const one = _mm256_set1_epi8(1);
+    __m256i c = _mm256_setzero_si256(), rank;
+    group_codes out;
+    uint32_t mask;
+    int k;
+    /* each plane's bit of element j is bit j % 8 of byte j / 8 of its word:
+     * spread the bytes, keep each lane's bit, clamp it to 1; planes from the top */
+    for (k = 2; k >= 0; k--) {
+        __m256i const w = _mm256_shuffle_epi8(all, _mm256_load_si256((const __m256i*)(const void*)g_spread[k]));
+        c = _mm256_add_epi8(_mm256_add_epi8(c, c), _mm256_min_epu8(_mm256_and_si256(w, bits), one));
+    }
+    out.isEsc = _mm256_cmpeq_epi8(c, _mm256_set1_epi8(7));
+    out.exponents = _mm256_shuffle_epi8(lut, c);
+    mask = (uint32_t)_mm256_movemask_epi8(out.isEsc);
+    out.nbEsc = (unsigned)__builtin_popcount(mask);
+    out.nbLow = (unsigned)__builtin_popcount(mask & 0xFFFF);
+    /* escape lanes are -1: a prefix sum in each half gives minus their
+     * inclusive count */
+    rank = out.isEsc;
+    rank = _mm256_add_epi8(rank, _mm256_slli_si256(rank, 1));
+    rank = _mm256_add_epi8(rank, _mm256_slli_si256(rank, 2));
+    rank = _mm256_add_epi8(rank, _mm256_slli_si256(rank, 4));
+    rank = _mm256_add_epi8(rank, _mm256_slli_si256(rank, 8));
+    out.rank = _mm256_abs_epi8(rank);
+    return out;
+}
+
+static const uint32_t g_m80[8] __attribute__((aligned(32))) = {
+    0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u, 0x80808080u
+};
+static const uint32_t g_high[8] __attribute__((aligned(32))) = {
+    0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u, 0xFFFF0000u
+};
+
+/* A group's elements into the even and odd sums: its escapes from window
+ * (window[-1] must be readable, as the blob's code planes precede its
+ * escapes, and window[0..31] too), its sign-and-mantissa bytes from raw. */
+__attribute__((target(AVX2_TARGET), always_inline))
+static inline void join_group(const group_codes* gc, const uint8_t* raw, const uint8_t* window, const float* xd,
+                              __m256* accEven, __m256* accOdd)
+{
+    /* loaded each time, which measured 2% faster than the compiler's
+     * rebuilding them in the registers the loop runs short of */
+    __m256i const m80 = *(const volatile __m256i*)(const volatile void*)g_m80;
+    __m256i const high = *(const volatile __m256i*)(const volatile void*)g_high;
+    __m256i const escWindows = _mm256_loadu2_m128i((const __m128i*)(const void*)(window + gc->nbLow - 1),
+                                                   (const __m128i*)(const void*)(window - 1));
+    __m256i const e = _mm256_or_si256(gc->exponents, _mm256_and_si256(_mm256_shuffle_epi8(escWindows, gc->rank), gc->isEsc));
+    __m256i const r = _mm256_loadu_si256((const __m256i*)(const void*)raw);
+    __m256i hi, lo, b0, b1;
+    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
+    hi = _mm256_or_si256(_mm256_and_si256(r, m80), _mm256_andnot_si256(m80, _mm256_srli_epi16(e, 1)));
+    lo = _mm256_or_si256(_mm256_andnot_si256(m80, r), _mm256_and_si256(m80, _mm256_slli_epi16(e, 7)));
+    /* unpacking works within 128-bit lanes: elements 0-7 and 8-15 side by side first */
+    hi = _mm256_permute4x64_epi64(hi, 0xD8);
+    lo = _mm256_permute4x64_epi64(lo, 0xD8);
+    b0 = _mm256_unpacklo_epi8(lo, hi); /* elements 0-15 as bf16, two to a 32-bit lane */
+    b1 = _mm256_unpackhi_epi8(lo, hi); /* elements 16-31 */
+    *accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b0, 16)), _mm256_loadu_ps(xd), *accEven);
+    *accOdd = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(b0, high)), _mm256_loadu_ps(xd + 8), *accOdd);
+    *accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b1, 16)), _mm256_loadu_ps(xd + 16), *accEven);
+    *accOdd = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(b1, high)), _mm256_loadu_ps(xd + 24), *accOdd);
+}
+
+/* Group g's code words, copied where 16 bytes from them would pass the
+ * blob's end (its last group, with few escapes after it). */
+static inline const uint8_t* code_words(const glyd_tensorView* v, uint64_t g, const uint8_t* blobEnd, uint8_t* copy)
+{
+    const uint8_t* const words = v->codePlanes + g * 12;
+    if (words + 16 <= blobEnd) return words;
+    memset(copy, 0, 16);
+    memcpy(copy, words, 12);
+    return copy;
+}
+
+/* A unit's pieces with AVX2 (piece_avx512's sums, a group at a time):
+ * nbPieces pieces of perPiece groups from group g on, each against xd;
+ * their sums in out. lut16: code -> exponent. escLimit is the blob's
+ * escape count, past which nothing is read. Each group's codes are read
+ * one group ahead of its join, across pieces too: 4% faster on Zen 3 than
+ * one group after the other. Returns 0 when the escapes run out. */
+__attribute__((target(AVX2_TARGET)))
+static int unit_avx2(const glyd_tensorView* v, uint64_t g, uint64_t nbPieces, uint64_t perPiece, const float* xd,
+                     uint64_t* escp, uint64_t escEnd, uint64_t escLimit, const uint8_t* lut16, float* out)
+{
+    __m256i const lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
+    const uint8_t* const escapes = v->escapes;
+    const uint8_t* const blobEnd = escapes + escLimit;
+    uint64_t const last = g + nbPieces * perPiece - 1;
+    uint64_t esc = *escp, p, j;
+    uint8_t tail[33], words[16];
+    group_codes next = read_codes(code_words(v, g, blobEnd, words), lut);
+    for (p = 0; p < nbPieces; p++) {
+        __m256 accEven = _mm256_setzero_ps(), accOdd = accEven;
+        float lanes[8];
+        for (j = 0; j < perPiece; j++, g++) {
+            group_codes const cur = next;
+            const uint8_t* const raw = v->planes[0] + g * 32;
+            const uint8_t* window = escapes + esc;
+            if (g < last) next = read_codes(code_words(v, g + 1, blobEnd, words), lut);
+            _mm_prefetch((const char*)raw + FUSED_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch((const char*)(v->codePlanes + g * 12) + FUSED_PREFETCH * 3 / 8, _MM_HINT_T0);
+            if (cur.nbEsc > escEnd - esc) return 0;
+            if (escLimit - esc < 32) {
+                /* the blob's last escapes: the windows read 32 bytes */
+                memset(tail, 0, sizeof tail);
+                memcpy(tail + 1, window, (size_t)(escLimit - esc));
+                window = tail + 1;
+            }
+            join_group(&cur, raw, window, xd + 32 * j, &accEven, &accOdd);
+            esc += cur.nbEsc;
+        }
+        _mm256_storeu_ps(lanes, _mm256_add_ps(accEven, accOdd));
+        out[p] = 0.0f + glyd_dotTree(lanes);
+    }
+    *escp = esc;
+    return 1;
+}
+
+static int avx512_fits(void)
+{
+    return glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX512 && __builtin_cpu_supports("avx512f") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
+           __builtin_cpu_supports("gfni") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+}
+
+static int avx2_fits(void)
+{
+    return glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
+           __builtin_cpu_supports("fma") && __builtin_cpu_supports("popcnt");
+}
 #endif
 
 int glyd_fusedFits(const glyd_matrix* w)
 {
-#if FUSED_AVX512
-    return !w->plain && w->view.layout == GLYD_TLAYOUT_FAST && w->chunk % 32 == 0 &&
-           glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX512 && __builtin_cpu_supports("avx512f") &&
-           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512vbmi2") &&
-           __builtin_cpu_supports("gfni") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+#if FUSED_X86
+    return !w->plain && w->view.layout == GLYD_TLAYOUT_FAST && w->chunk % 32 == 0 && (avx512_fits() || avx2_fits());
 #else
     (void)w;
     return 0;
 #endif
 }
 
-#if FUSED_AVX512
+#if FUSED_X86
+/* What every unit of one call shares. */
+typedef struct {
+    const glyd_matrix* w;
+    int wide;            /* AVX-512, else AVX2 */
+    uint64_t escLimit;   /* the blob's escapes */
+    uint8_t lut16[16];   /* code -> exponent; code 7 gives 0 */
+} fused_call;
+
+static void call_init(fused_call* c, const glyd_matrix* w)
+{
+    const glyd_tensorView* const v = &w->view;
+    c->w = w;
+    c->wide = avx512_fits();
+    c->escLimit = v->nbUnits ? glyd_read32(v->escapeEnds + 4 * (v->nbUnits - 1)) : 0;
+    memset(c->lut16, 0, sizeof c->lut16);
+    memcpy(c->lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+}
+
 /* Unit u's pieces: out[k] is piece k summed, plus 0 (as weights.c's
  * rows_dot starts each row from 0). */
-static size_t unit_pieces(const glyd_matrix* w, uint64_t u, const float* xd, float* out)
+static size_t unit_pieces(const fused_call* c, uint64_t u, const float* xd, float* out)
 {
+    const glyd_matrix* const w = c->w;
     const glyd_tensorView* const v = &w->view;
     uint64_t const a = u * v->unitSize, b = GLYD_MIN(a + v->unitSize, v->nbElements);
     uint64_t esc = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
     uint64_t const escEnd = glyd_read32(v->escapeEnds + 4 * u);
-    uint64_t i;
-    for (i = a; i < b; i += w->chunk, out++) {
-        float s;
-        RETURN_ERROR_IF(!piece_avx512(v, i / 32, w->chunk / 32, xd + i % w->cols, &esc, escEnd, &s),
+    if (c->wide) {
+        uint64_t i;
+        for (i = a; i < b; i += w->chunk, out++) {
+            float s;
+            RETURN_ERROR_IF(!piece_avx512(v, i / 32, w->chunk / 32, xd + i % w->cols, &esc, escEnd, &s),
+                            corruption_detected, "escape beyond the unit's escapes");
+            *out = 0.0f + s;
+        }
+    } else {
+        RETURN_ERROR_IF(!unit_avx2(v, a / 32, (b - a) / w->chunk, w->chunk / 32, xd + a % w->cols, &esc, escEnd,
+                                   c->escLimit, c->lut16, out),
                         corruption_detected, "escape beyond the unit's escapes");
-        *out = 0.0f + s;
     }
     RETURN_ERROR_IF(esc != escEnd, corruption_detected, "unit's escapes not all used");
     return 0;
@@ -167,14 +347,16 @@ static size_t unit_pieces(const glyd_matrix* w, uint64_t u, const float* xd, flo
 size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t r0, uint64_t r1)
 {
     RETURN_ERROR_IF(!glyd_fusedFits(w), GENERIC, "no fused product for this matrix");
-#if FUSED_AVX512
+#if FUSED_X86
+    fused_call c;
+    call_init(&c, w);
     if (w->view.unitSize % w->cols == 0) {
         /* units of whole rows, a row a piece: r0 is a unit's first row, r1
          * a unit's end or the last row */
         uint64_t const rpu = w->view.unitSize / w->cols;
         uint64_t u;
         RETURN_ERROR_IF(r0 % rpu || (r1 % rpu && r1 != w->rows), GENERIC, "product range not aligned on units");
-        for (u = r0 / rpu; u * rpu < r1; u++) FORWARD_IF_ERROR(unit_pieces(w, u, xd, y + u * rpu));
+        for (u = r0 / rpu; u * rpu < r1; u++) FORWARD_IF_ERROR(unit_pieces(&c, u, xd, y + u * rpu));
     } else {
         /* long rows, a unit a piece: each row's pieces added in order */
         uint64_t const parts = w->cols / w->view.unitSize;
@@ -183,7 +365,7 @@ size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t 
             float sum = 0;
             for (p = 0; p < parts; p++) {
                 float part;
-                FORWARD_IF_ERROR(unit_pieces(w, r * parts + p, xd, &part));
+                FORWARD_IF_ERROR(unit_pieces(&c, r * parts + p, xd, &part));
                 sum += part;
             }
             y[r] = sum;
