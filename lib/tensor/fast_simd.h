@@ -41,4 +41,20 @@ static inline __m256i fast_lut_avx2(const glyd_tensorView* v)
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
 }
 
+/* 32 elements as bf16 from their exponents e and sign-and-mantissa bytes
+ * raw (element order, m80: 0x80 in every byte): elements 0-15 in *first,
+ * 16-31 in *last, two to a 32-bit lane. */
+__attribute__((target("avx2"), always_inline))
+static inline void fast_bf16_avx2(__m256i e, __m256i raw, __m256i m80, __m256i* first, __m256i* last)
+{
+    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
+    __m256i hi = _mm256_or_si256(_mm256_and_si256(raw, m80), _mm256_andnot_si256(m80, _mm256_srli_epi16(e, 1)));
+    __m256i lo = _mm256_or_si256(_mm256_andnot_si256(m80, raw), _mm256_and_si256(m80, _mm256_slli_epi16(e, 7)));
+    /* unpacking works within 128-bit lanes: elements 0-7 and 8-15 side by side first */
+    hi = _mm256_permute4x64_epi64(hi, 0xD8);
+    lo = _mm256_permute4x64_epi64(lo, 0xD8);
+    *first = _mm256_unpacklo_epi8(lo, hi);
+    *last = _mm256_unpackhi_epi8(lo, hi);
+}
+
 #endif /* GLYD_FAST_SIMD_H */

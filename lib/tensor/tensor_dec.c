@@ -323,16 +323,10 @@ GLYD_FORCE_INLINE int fast_bf16_one(const glyd_tensorView* v, uint64_t i, uint64
 __attribute__((target("avx2")))
 static void fast_join32_avx2(uint8_t* out, __m256i e, __m256i raw)
 {
-    __m256i const m80 = _mm256_set1_epi8((char)0x80);
-    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
-    __m256i const hi = _mm256_or_si256(_mm256_and_si256(raw, m80),
-                                       _mm256_andnot_si256(m80, _mm256_srli_epi16(e, 1)));
-    __m256i const lo = _mm256_or_si256(_mm256_andnot_si256(m80, raw),
-                                       _mm256_and_si256(m80, _mm256_slli_epi16(e, 7)));
-    /* unpacking works within 128-bit lanes: put elements 0-7 and 8-15 side by side first */
-    __m256i const h = _mm256_permute4x64_epi64(hi, 0xD8), l = _mm256_permute4x64_epi64(lo, 0xD8);
-    _mm256_storeu_si256((__m256i*)(void*)out, _mm256_unpacklo_epi8(l, h));
-    _mm256_storeu_si256((__m256i*)(void*)(out + 32), _mm256_unpackhi_epi8(l, h));
+    __m256i first, last;
+    fast_bf16_avx2(e, raw, _mm256_set1_epi8((char)0x80), &first, &last);
+    _mm256_storeu_si256((__m256i*)(void*)out, first);
+    _mm256_storeu_si256((__m256i*)(void*)(out + 32), last);
 }
 
 /* The symbols of groups [g0, g1), escapes patched in order (the symbol

@@ -33,17 +33,9 @@
 /* Portable                                                                 */
 /* ------------------------------------------------------------------------ */
 
-ALWAYS_INLINE float bf16_to_f32(uint16_t h)
-{
-    uint32_t const u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 ALWAYS_INLINE float cached(const void* row, size_t i, int f32)
 {
-    return f32 ? ((const float*)row)[i] : bf16_to_f32(((const uint16_t*)row)[i]);
+    return f32 ? ((const float*)row)[i] : glyd_bf16ToF32(((const uint16_t*)row)[i]);
 }
 
 ALWAYS_INLINE const void* cache_row(const void* cache, size_t at, int f32)

@@ -202,16 +202,8 @@ static inline void join_group(const group_codes* gc, const uint8_t* raw, const u
     __m256i const escWindows = _mm256_loadu2_m128i((const __m128i*)(const void*)(window + gc->nbLow - 1),
                                                    (const __m128i*)(const void*)(window - 1));
     __m256i const e = _mm256_or_si256(gc->exponents, _mm256_and_si256(_mm256_shuffle_epi8(escWindows, gc->rank), gc->isEsc));
-    __m256i const r = _mm256_loadu_si256((const __m256i*)(const void*)raw);
-    __m256i hi, lo, b0, b1;
-    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
-    hi = _mm256_or_si256(_mm256_and_si256(r, m80), _mm256_andnot_si256(m80, _mm256_srli_epi16(e, 1)));
-    lo = _mm256_or_si256(_mm256_andnot_si256(m80, r), _mm256_and_si256(m80, _mm256_slli_epi16(e, 7)));
-    /* unpacking works within 128-bit lanes: elements 0-7 and 8-15 side by side first */
-    hi = _mm256_permute4x64_epi64(hi, 0xD8);
-    lo = _mm256_permute4x64_epi64(lo, 0xD8);
-    b0 = _mm256_unpacklo_epi8(lo, hi); /* elements 0-15 as bf16, two to a 32-bit lane */
-    b1 = _mm256_unpackhi_epi8(lo, hi); /* elements 16-31 */
+    __m256i b0, b1; /* elements 0-15 and 16-31 as bf16, two to a 32-bit lane */
+    fast_bf16_avx2(e, _mm256_loadu_si256((const __m256i*)(const void*)raw), m80, &b0, &b1);
     *accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b0, 16)), _mm256_loadu_ps(xd), *accEven);
     *accOdd = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(b0, high)), _mm256_loadu_ps(xd + 8), *accOdd);
     *accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b1, 16)), _mm256_loadu_ps(xd + 16), *accEven);

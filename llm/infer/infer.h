@@ -144,11 +144,33 @@ size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows,
 size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
                              const uint64_t* expected);
 
+/* A bf16 value as the float it is. */
+GLYD_FORCE_INLINE float glyd_bf16ToF32(uint16_t h)
+{
+    uint32_t const u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
 /* The fixed tree in which a product's eight lane sums (even + odd lanes,
  * weights.c's DOT_BLOCK) become one. */
 static inline float glyd_dotTree(const float s[8])
 {
     return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+}
+
+/* A piece's close once its lanes are summed: the tail's products, elements
+ * [i, n) of the row against x (separate multiply and add), into lanes 0, 1,
+ * ... wrapping at 8, then the tree. Every kernel closes a piece this way. */
+static inline float glyd_dotFinish(float s[8], const uint16_t* row, const float* xd, size_t i, size_t n)
+{
+    unsigned j;
+    for (j = 0; i < n; i++, j++) {
+        float const prod = glyd_bf16ToF32(row[i]) * xd[i];
+        s[j & 7] += prod;
+    }
+    return glyd_dotTree(s);
 }
 
 /* Whether w's products with one vector can decode in registers

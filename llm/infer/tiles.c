@@ -57,27 +57,14 @@ int glyd_tileLevel(void)
     return GLYD_SIMD_NONE;
 }
 
-GLYD_FORCE_INLINE float bf16_to_f32(uint16_t h)
-{
-    uint32_t const u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /* A pair's piece closed as weights.c's kernels close it: even + odd lane by
- * lane, the tail's products (separate multiply and add, as there) into
- * lanes 0, 1, ... wrapping at 8, then the fixed tree. */
+ * lane, then glyd_dotFinish. */
 static float piece_close(const float lanes[TILE_BLOCK], const uint16_t* row, const float* xd, size_t i, size_t n)
 {
     float s[8];
     unsigned j;
     for (j = 0; j < 8; j++) s[j] = lanes[j] + lanes[8 + j];
-    for (j = 0; i < n; i++, j++) {
-        float const prod = bf16_to_f32(row[i]) * xd[i];
-        s[j & 7] += prod;
-    }
-    return ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]));
+    return glyd_dotFinish(s, row, xd, i, n);
 }
 
 #if TILE_X86

@@ -38,14 +38,6 @@ size_t glyd_matrixBytes(const glyd_matrix* m)
 /* Dot products                                                             */
 /* ------------------------------------------------------------------------ */
 
-GLYD_FORCE_INLINE float bf16_to_f32(uint16_t h)
-{
-    uint32_t const u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 /*
  * Every kernel sums a piece of a row in one order, so that plain and coded
  * weights give bit-identical products:
@@ -81,17 +73,6 @@ static void deinterleave_x(float* xd, const float* x, uint64_t cols, uint32_t ch
     }
 }
 
-/* The tail's products into the lanes, and the tree. */
-static float dot_finish(float s[8], const uint16_t* w, const float* xd, size_t i, size_t n)
-{
-    unsigned j;
-    for (j = 0; i < n; i++, j++) {
-        float const prod = bf16_to_f32(w[i]) * xd[i];
-        s[j & 7] += prod;
-    }
-    return glyd_dotTree(s);
-}
-
 /* The portable kernel: out[k] = row k . x for nbRows rows `stride` apart. */
 static void dot_rows_portable(const uint16_t* w, size_t stride, unsigned nbRows, const float* xd, size_t n,
                               float* out)
@@ -103,13 +84,13 @@ static void dot_rows_portable(const uint16_t* w, size_t stride, unsigned nbRows,
         size_t i;
         for (i = 0; i + DOT_BLOCK <= n; i += DOT_BLOCK)
             for (j = 0; j < 8; j++) {
-                float const pe = bf16_to_f32(row[i + 2 * j]) * xd[i + j];
-                float const po = bf16_to_f32(row[i + 2 * j + 1]) * xd[i + 8 + j];
+                float const pe = glyd_bf16ToF32(row[i + 2 * j]) * xd[i + j];
+                float const po = glyd_bf16ToF32(row[i + 2 * j + 1]) * xd[i + 8 + j];
                 ev[j] += pe;
                 od[j] += po;
             }
         for (j = 0; j < 8; j++) s[j] = ev[j] + od[j];
-        out[k] = dot_finish(s, row, xd, i, n);
+        out[k] = glyd_dotFinish(s, row, xd, i, n);
     }
 }
 
@@ -127,7 +108,7 @@ static float dot_close(__m256 e, __m256 o, const uint16_t* row, const float* xd,
 {
     float s[8];
     _mm256_storeu_ps(s, _mm256_add_ps(e, o));
-    return dot_finish(s, row, xd, i, n);
+    return glyd_dotFinish(s, row, xd, i, n);
 }
 
 /* Four rows at once share each load of x: eight chains of FMAs in flight. */
@@ -332,7 +313,7 @@ size_t glyd_matrixRow(const glyd_matrix* w, uint64_t r, float* out, glyd_decodeS
             row = s->elems;
         }
     }
-    for (c = 0; c < w->cols; c++) out[c] = bf16_to_f32(row[c]);
+    for (c = 0; c < w->cols; c++) out[c] = glyd_bf16ToF32(row[c]);
     return 0;
 }
 
