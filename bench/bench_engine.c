@@ -6,10 +6,11 @@
  * bench/vs_llama_cpp.py sets beside llama.cpp's). Each form runs in its own process
  * (so that resident memory is its own), the two in turns.
  *
- *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]
  *
  * --avx2 keeps the tensor decoders and the products' kernels to AVX2 (what
- * a CPU without AVX-512 runs), in both forms.
+ * a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
+ * layout's codes (glyd_llmParams.fastCodeBits; by default this CPU's best).
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
@@ -57,6 +58,7 @@ typedef struct {
 
 /* One form in a child process; the result comes back through a pipe. */
 static int g_avx2;
+static unsigned g_codeBits; /* glyd_llmParams.fastCodeBits */
 
 static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
 {
@@ -82,6 +84,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         p.nbThreads = threads;
         p.plainWeights = plain;
         if (g_avx2) glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
+        p.fastCodeBits = g_codeBits;
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
         p.messageCapacity = sizeof msg;
@@ -135,11 +138,12 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strncmp(argv[i], "-T", 2)) threads = (unsigned)atoi(argv[i] + 2);
         else if (!strcmp(argv[i], "--avx2")) g_avx2 = 1;
+        else if (!strcmp(argv[i], "--code-bits") && i + 1 < argc) g_codeBits = (unsigned)atoi(argv[++i]);
         else if (argv[i][0] != '-' && !model) model = argv[i];
-        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]\n"); return 2; }
     }
     if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2]\n");
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]\n");
         return 2;
     }
     memset(best, 0, sizeof best);

@@ -31,6 +31,8 @@ static void usage(FILE* f)
         "                       (default: the model's, or what the tokens need)\n"
         "  --plain              use a folder's weights as plain bf16 (no compression)\n"
         "  --compact            weights in the entropy layout: less memory, slower\n"
+        "  --code-bits 3|4      the fast layout's exponent codes: 3 (less memory) or 4\n"
+        "                       (faster on AVX2); default: this CPU's faster\n"
         "  --no-verify          skip checking a packed model's tensors against its\n"
         "                       checksums as they load (for a pack just verified)\n"
         "  --exact              logits bit-identical to the engine on plain bf16 weights\n"
@@ -65,6 +67,7 @@ typedef struct {
     unsigned long long ctx;
     int plain;
     int compact;
+    unsigned codeBits;
     int noVerify;
     int gpu;
     unsigned threads;
@@ -170,6 +173,10 @@ static int parse(int argc, char** argv, run_opts* o)
             o->ctx = v;
         } else if (!strcmp(a, "--plain")) o->plain = 1;
         else if (!strcmp(a, "--compact")) o->compact = 1;
+        else if (!strcmp(a, "--code-bits") && i + 1 < argc) {
+            if (parse_count("--code-bits", argv[++i], 3, 4, &v)) return 1;
+            o->codeBits = (unsigned)v;
+        }
         else if (!strcmp(a, "--no-verify")) o->noVerify = 1;
         else if (!strcmp(a, "--gpu") || !strcmp(a, "--gpu=cuda")) o->gpu = GLYD_GPU_CUDA;
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
@@ -493,6 +500,7 @@ static int chat_main(const run_opts* o)
     p.kvF32 = o->kvF32;
     p.plainWeights = o->plain;
     p.compactWeights = o->compact;
+    p.fastCodeBits = o->codeBits;
     p.skipWeightChecks = o->noVerify;
     p.gpu = o->gpu;
     p.contextLength = o->ctx;
@@ -620,6 +628,7 @@ int cli_run(int argc, char** argv)
     p.kvF32 = o.kvF32;
     p.plainWeights = o.plain;
     p.compactWeights = o.compact;
+    p.fastCodeBits = o.codeBits;
     p.skipWeightChecks = o.noVerify;
     p.gpu = o.gpu;
     p.contextLength = o.ctx;

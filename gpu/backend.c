@@ -151,6 +151,10 @@ static size_t upload_matrix(gpu_backend* g, gpu_matrix* dst, const glyd_matrix* 
                      m->view.layout);
             RETURN_ERROR(model_unsupported, "layout");
         }
+        if (m->view.layout == GLYD_TLAYOUT_FAST && m->view.fastCodes != GLYD_TENSOR_FAST_CODES) {
+            snprintf(why, whyCap, "the GPU reads the fast layout's 3-bit codes, not the 4-bit ones of the CPU's products");
+            RETURN_ERROR(model_unsupported, "layout");
+        }
         FORWARD_IF_ERROR(glyd_tensorDescribe(&m->view, m->blob, &dst->t, &tables));
         src = m->blob;
         size = (size_t)m->view.blobSize;

@@ -25,6 +25,8 @@ size_t glyd_tensorDescribe(const glyd_tensorView* v, const void* blob, gk_tensor
     RETURN_ERROR_IF(v->dtype != GLYD_DTYPE_BF16, frameParameter_unsupported, "GPU decoding takes bf16");
     RETURN_ERROR_IF(v->layout != GLYD_TLAYOUT_HUFFMAN && v->layout != GLYD_TLAYOUT_FAST,
                     frameParameter_unsupported, "GPU decoding takes the Huffman and fast layouts");
+    RETURN_ERROR_IF(v->layout == GLYD_TLAYOUT_FAST && v->fastCodes != GLYD_TENSOR_FAST_CODES,
+                    frameParameter_unsupported, "GPU decoding takes the fast layout's 3-bit codes, not 4-bit ones");
     t->nbElements = v->nbElements;
     t->nbUnits = v->nbUnits;
     t->unitSize = v->unitSize;

@@ -48,14 +48,20 @@ typedef struct {
      * on the fly), 1 = used as they are (bf16, mapped). Packed models are
      * always coded. */
     int plainWeights;
-    /* The layout of coded weights in memory. 0: the fast layout (3-bit
-     * exponent codes, about 0.71 of bf16), which decodes several times
-     * faster than the entropy layout: a folder is coded into it at load, a
-     * model packed with --fast-layout is used as it is, and a model packed
-     * with the entropy layout is recoded into it at load. 1: the entropy
-     * layout (about 0.67 of bf16, a packed model's used as it is), for the
-     * least memory at the cost of speed. */
+    /* The layout of coded weights in memory. 0: the fast layout, which
+     * decodes several times faster than the entropy layout: a folder is
+     * coded into it at load, a model packed with --fast-layout is used as
+     * it is (or recoded, when its codes are not those of fastCodeBits), and
+     * a model packed with the entropy layout is recoded into it at load.
+     * 1: the entropy layout (about 0.67 of bf16, a packed model's used as
+     * it is), for the least memory at the cost of speed. */
     int compactWeights;
+    /* The fast layout's exponent codes: 3 bits (about 0.71 of bf16, the
+     * form files hold) or 4 bits (about 0.75: 0.5 bit more a weight, which
+     * AVX2 decodes in half the time). 0: whichever this CPU's products run
+     * fastest, 4 where AVX2 is the widest kernel (no AVX-512 VBMI2 and
+     * GFNI), else 3, and 3 on a GPU. Other values are refused. */
+    unsigned fastCodeBits;
     /* A packed model's tensors are checked against its index's checksums
      * as they load (one pass over their stored bytes, or over the values
      * where they are decoded at load anyway): a damaged tensor stops the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fast_simd.h: reading the fast layout's codes with AVX2, shared by the
+ * fast_simd.h: reading the fast layout's codes (3-bit or 4-bit) with AVX2, shared by the
  * tensor decoder and the engine's products that decode in registers.
  * Include only where TENSOR_FAST_AVX2 (x86-64, GCC or Clang) holds.
  */
@@ -31,13 +31,32 @@ static inline __m256i fast_codes_avx2(const uint8_t* group)
     return c;
 }
 
-/* Code -> exponent, in both 128-bit lanes; code 7 (escape) gives 0. */
+/* The 4-bit codes of a group of 32 elements, one byte each, in the order
+ * elements 0-7, 16-23, 8-15, 24-31 (glyd_nibbleByte): the low 128-bit lane
+ * takes the 16 bytes' low halves, the high lane their high halves. */
+__attribute__((target("avx2"), always_inline))
+static inline __m256i fast_nibbles_avx2(const uint8_t* group)
+{
+    __m256i const both = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)group));
+    return _mm256_and_si256(_mm256_blend_epi32(both, _mm256_srli_epi16(both, 4), 0xF0), _mm256_set1_epi8(15));
+}
+
+/* Group g's codes, of either width, in element order. */
+__attribute__((target("avx2")))
+static inline __m256i fast_group_codes_avx2(const glyd_tensorView* v, uint64_t g)
+{
+    if (v->fastCodes == GLYD_TENSOR_NIBBLE_CODES)
+        return _mm256_permute4x64_epi64(fast_nibbles_avx2(v->codePlanes + g * 16), 0xD8);
+    return fast_codes_avx2(v->codePlanes + g * 12);
+}
+
+/* Code -> exponent, in both 128-bit lanes; the escape code gives 0. */
 __attribute__((target("avx2")))
 static inline __m256i fast_lut_avx2(const glyd_tensorView* v)
 {
     uint8_t lut16[16];
     memset(lut16, 0, sizeof lut16);
-    memcpy(lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+    memcpy(lut16, v->fastSymbols, v->fastCodes);
     return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i*)(const void*)lut16));
 }
 

@@ -19,6 +19,7 @@
 #define GLYD_TENSOR_PAD        8          /* zero bytes after the symbol streams */
 #define GLYD_TENSOR_UNIT_MAX   (1u << 20) /* elements in one unit, at most */
 #define GLYD_TENSOR_FAST_CODES 7          /* the fast layout's direct codes; code 7 escapes */
+#define GLYD_TENSOR_NIBBLE_CODES 15       /* its 4-bit form (bf16): code 15 escapes */
 /* Tensors smaller than this are coded in the calling thread: starting
  * workers would cost more than they save. */
 #define GLYD_TENSOR_MT_MIN     (1u << 20)
@@ -29,7 +30,7 @@ enum {
     GLYD_TLAYOUT_STORED = 0,   /* the tensor's bytes as they are */
     GLYD_TLAYOUT_CONSTANT = 1, /* every symbol equal: only raw planes */
     GLYD_TLAYOUT_HUFFMAN = 2,  /* symbols Huffman-coded in units */
-    GLYD_TLAYOUT_FAST = 3      /* symbols in 3-bit codes with escapes */
+    GLYD_TLAYOUT_FAST = 3      /* symbols in 3-bit (or 4-bit) codes with escapes */
 };
 
 /* How symbols are cut from elements (header byte 7). */
@@ -81,9 +82,11 @@ typedef struct {
     /* constant */
     uint8_t constSymbol;
     /* fast */
-    uint8_t fastSymbols[GLYD_TENSOR_FAST_CODES];
+    unsigned fastCodes;        /* direct codes: GLYD_TENSOR_FAST_CODES or _NIBBLE_CODES */
+    uint8_t fastSymbols[GLYD_TENSOR_NIBBLE_CODES];
     const uint8_t* escapeEnds; /* nbUnits little-endian u32: escapes up to each unit's end */
-    const uint8_t* codePlanes; /* 3 x u32 per group of 32 elements */
+    const uint8_t* codePlanes; /* per group of 32 elements: 3 x u32 bit planes, or 16 bytes of
+                                * nibbles (glyd_nibbleByte) */
     const uint8_t* escapes;
     /* stored */
     const uint8_t* stored;
@@ -114,25 +117,45 @@ size_t glyd_tensorDecodeUnits(const glyd_tensorView* v, const glyd_tensorDTable*
                               uint64_t count, void* dst, uint8_t* scratch);
 size_t glyd_tensorScratchSize(const glyd_tensorView* v);
 
+/* Where element j (0-31) of a group has its 4-bit code: in byte
+ * glyd_nibbleByte(j) of the group's 16, shifted up by glyd_nibbleShift(j).
+ * Bytes 0-7 hold elements 0-7 in their low halves and 8-15 in their high
+ * ones, bytes 8-15 elements 16-23 and 24-31: so that one 16-byte load,
+ * shifted and masked, gives the codes in the order AVX2 joins elements
+ * from (elements 0-7, 16-23 in the low 128-bit lane, 8-15, 24-31 in the
+ * high one). */
+static inline unsigned glyd_nibbleByte(unsigned j) { return (j & 7) | (j >> 4) << 3; }
+static inline unsigned glyd_nibbleShift(unsigned j) { return j & 8 ? 4 : 0; }
+
+/* Bytes of codes per group of 32 elements in a fast-layout blob. */
+static inline size_t glyd_fastGroupBytes(unsigned fastCodes)
+{
+    return fastCodes == GLYD_TENSOR_NIBBLE_CODES ? 16 : 12;
+}
+
 /* A bf16 tensor written into the fast layout a piece at a time, at exactly
  * its size: its exponents counted first (glyd_fastCount over every
  * element), then the blob begun, the elements put in order, and ended. No
- * copy of the tensor and nothing per element exists beside the blob. */
+ * copy of the tensor and nothing per element exists beside the blob.
+ * codes: GLYD_TENSOR_FAST_CODES (3-bit codes, the form files hold) or
+ * GLYD_TENSOR_NIBBLE_CODES (4-bit codes: 0.5 bit more per element, escapes
+ * about a hundred times rarer, and cheaper to read with AVX2). */
 typedef struct {
     uint64_t n, done;
     uint32_t unitSize;
+    unsigned codes;
     uint64_t nbEscapes, escaped;
     uint8_t code[256];
     uint8_t *raw, *ends, *planes, *escapes;
-    uint32_t word[3];       /* the current group's code bits */
+    uint32_t word[4];       /* the current group's code bits (3-bit codes), or nibbles */
     size_t size;
 } glyd_fastWriter;
 
 void glyd_fastCount(uint64_t count[256], const uint16_t* elems, size_t n);
 /* The blob's size for these counts (0 for no elements). */
-size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength);
+size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength, unsigned codes);
 size_t glyd_fastWriterBegin(glyd_fastWriter* w, void* dst, size_t dstCapacity, const uint64_t count[256],
-                            uint64_t rowLength, uint64_t checksum);
+                            uint64_t rowLength, unsigned codes, uint64_t checksum);
 size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t n);
 /* The blob's size, once every counted element was put. */
 size_t glyd_fastWriterEnd(const glyd_fastWriter* w);

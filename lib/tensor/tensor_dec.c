@@ -65,11 +65,15 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
         pos += t;
         break;
     }
-    default: /* fast */
-        RETURN_ERROR_IF(srcSize - pos < 1 + GLYD_TENSOR_FAST_CODES, srcSize_truncated, "fast codes");
-        RETURN_ERROR_IF(in[pos] != GLYD_TENSOR_FAST_CODES, corruption_detected, "fast code count");
-        memcpy(v->fastSymbols, in + pos + 1, GLYD_TENSOR_FAST_CODES);
-        pos += 1 + GLYD_TENSOR_FAST_CODES;
+    default: /* fast: 3-bit codes, or 4-bit ones for bf16 */
+        RETURN_ERROR_IF(srcSize - pos < 1, srcSize_truncated, "fast codes");
+        v->fastCodes = in[pos];
+        RETURN_ERROR_IF(v->fastCodes != GLYD_TENSOR_FAST_CODES &&
+                        (v->fastCodes != GLYD_TENSOR_NIBBLE_CODES || v->dtype != GLYD_DTYPE_BF16),
+                        corruption_detected, "fast code count");
+        RETURN_ERROR_IF(srcSize - pos - 1 < v->fastCodes, srcSize_truncated, "fast codes");
+        memcpy(v->fastSymbols, in + pos + 1, v->fastCodes);
+        pos += 1 + v->fastCodes;
         break;
     }
 
@@ -110,7 +114,7 @@ size_t glyd_tensorOpen(glyd_tensorView* v, const void* src, size_t srcSize)
             v->streams = in + pos;
             pos += (size_t)v->streamBytes + GLYD_TENSOR_PAD;
         } else {
-            size_t const codeBytes = 12 * (size_t)((v->nbElements + 31) / 32);
+            size_t const codeBytes = glyd_fastGroupBytes(v->fastCodes) * (size_t)((v->nbElements + 31) / 32);
             v->escapeEnds = ends;
             RETURN_ERROR_IF(srcSize - pos < codeBytes, srcSize_truncated, "code planes");
             v->codePlanes = in + pos;
@@ -275,11 +279,16 @@ int glyd_tensorSimdLimitGet(void) { return g_simdLimit; }
 GLYD_FORCE_INLINE int fast_symbol_at(const glyd_tensorView* v, uint64_t i, uint64_t* esc, uint64_t escEnd,
                                      unsigned* symbol)
 {
-    const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
     unsigned const bit = (unsigned)(i & 31);
-    unsigned const c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
-                       (((glyd_read32(g + 8) >> bit) & 1) << 2);
-    if (c < GLYD_TENSOR_FAST_CODES) {
+    unsigned c;
+    if (v->fastCodes == GLYD_TENSOR_NIBBLE_CODES) {
+        c = (v->codePlanes[(i >> 5) * 16 + glyd_nibbleByte(bit)] >> glyd_nibbleShift(bit)) & 15;
+    } else {
+        const uint8_t* const g = v->codePlanes + (i >> 5) * 12;
+        c = ((glyd_read32(g) >> bit) & 1) | (((glyd_read32(g + 4) >> bit) & 1) << 1) |
+            (((glyd_read32(g + 8) >> bit) & 1) << 2);
+    }
+    if (c < v->fastCodes) {
         *symbol = v->fastSymbols[c];
         return 1;
     }
@@ -337,10 +346,11 @@ static int fast_symbol_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64
                                    uint64_t escEnd, uint8_t* out)
 {
     __m256i const lut = fast_lut_avx2(v);
+    __m256i const escCode = _mm256_set1_epi8((char)v->fastCodes);
     uint64_t g;
     for (g = g0; g < g1; g++, out += 32) {
-        __m256i const c = fast_codes_avx2(v->codePlanes + g * 12);
-        uint32_t escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+        __m256i const c = fast_group_codes_avx2(v, g);
+        uint32_t escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, escCode));
         _mm256_storeu_si256((__m256i*)(void*)out, _mm256_shuffle_epi8(lut, c));
         if ((uint64_t)__builtin_popcount(escMask) > escEnd - *esc) return 0;
         while (escMask) {
@@ -371,6 +381,8 @@ static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t
     const uint8_t* const raw = v->planes[0];
     const uint8_t* const escapes = v->escapes;
     __m256i const lut = fast_lut_avx2(v);
+    __m256i const escCode = _mm256_set1_epi8((char)v->fastCodes);
+    size_t const groupBytes = glyd_fastGroupBytes(v->fastCodes);
     uint16_t pos[FAST_CHUNK * 32 + 3];
     uint64_t gc, esc = *escp;
     for (gc = g0; gc < g1; gc += FAST_CHUNK) {
@@ -379,11 +391,11 @@ static int fast_bf16_groups_avx2(const glyd_tensorView* v, uint64_t g0, uint64_t
         size_t n = 0, k;
         uint64_t g;
         for (g = gc; g < ge; g++) {
-            __m256i const c = fast_codes_avx2(codePlanes + g * 12);
-            uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(7)));
+            __m256i const c = fast_group_codes_avx2(v, g);
+            uint32_t m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, escCode));
             unsigned const base = (unsigned)(g - gc) * 32, cnt = (unsigned)__builtin_popcount(m);
             _mm_prefetch((const char*)(raw + g * 32) + FAST_PREFETCH, _MM_HINT_T0);
-            _mm_prefetch((const char*)(codePlanes + g * 12) + FAST_PREFETCH * 3 / 8, _MM_HINT_T0);
+            _mm_prefetch((const char*)(codePlanes + g * groupBytes) + FAST_PREFETCH * groupBytes / 32, _MM_HINT_T0);
             fast_join32_avx2(chunk + (g - gc) * 64, _mm256_shuffle_epi8(lut, c),
                              _mm256_loadu_si256((const __m256i*)(const void*)(raw + g * 32)));
             pos[n] = (uint16_t)(base + _tzcnt_u32(m));
@@ -487,7 +499,8 @@ static size_t decode_fast_bf16_unit(const glyd_tensorView* v, uint64_t u, uint8_
                             "escape beyond the unit's escapes");
         if (b - i >= 32) {
             uint64_t const g0 = i >> 5, g1 = b >> 5;
-            if (g_simdLimit >= GLYD_SIMD_AVX512 && __builtin_cpu_supports("avx512bw") &&
+            if (v->fastCodes == GLYD_TENSOR_FAST_CODES && g_simdLimit >= GLYD_SIMD_AVX512 &&
+                __builtin_cpu_supports("avx512bw") &&
                 __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi2"))
                 ok = fast_bf16_groups_avx512(v, g0, g1, &esc, escEnd, out + 2 * (i - a));
             else

@@ -225,23 +225,24 @@ static void pack_code_planes(uint8_t* planes, const uint8_t* codes, uint64_t n)
     }
 }
 
-/* The fast layout's table: the 7 most frequent symbols get direct codes, in
- * frequency order (ties to the smaller symbol); code[] maps every symbol to
- * its code, 7 (escape) for the rest and for table entries never seen. */
-static void fast_table(const uint64_t count[256], uint8_t table[GLYD_TENSOR_FAST_CODES], uint8_t code[256])
+/* The fast layout's table: the nbCodes (7, or 15) most frequent symbols get
+ * direct codes, in frequency order (ties to the smaller symbol); code[]
+ * maps every symbol to its code, nbCodes (escape) for the rest and for
+ * table entries never seen. */
+static void fast_table(const uint64_t count[256], unsigned nbCodes, uint8_t* table, uint8_t code[256])
 {
-    unsigned order[256], i, s, nbCodes = 0;
+    unsigned order[256], i, s, direct = 0;
     for (s = 0; s < 256; s++) order[s] = s;
-    for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
+    for (i = 0; i < nbCodes; i++) {
         unsigned best = i;
         for (s = i + 1; s < 256; s++)
             if (count[order[s]] > count[order[best]]) best = s;
         { unsigned const t = order[i]; order[i] = order[best]; order[best] = t; }
     }
-    memset(code, 7, 256);
-    for (i = 0; i < GLYD_TENSOR_FAST_CODES; i++) {
+    memset(code, (int)nbCodes, 256);
+    for (i = 0; i < nbCodes; i++) {
         table[i] = (uint8_t)order[i];
-        if (count[order[i]] && nbCodes == i) { code[order[i]] = (uint8_t)i; nbCodes++; }
+        if (count[order[i]] && direct == i) { code[order[i]] = (uint8_t)i; direct++; }
     }
 }
 
@@ -256,58 +257,79 @@ void glyd_fastCount(uint64_t count[256], const uint16_t* elems, size_t n)
 }
 
 /* Where each part of the blob starts, for n elements with these counts. */
-static size_t fast_layout_size(const uint64_t count[256], uint64_t n, uint32_t unitSize, uint64_t* nbEscapes)
+static size_t fast_layout_size(const uint64_t count[256], uint64_t n, uint32_t unitSize, unsigned codes,
+                               uint64_t* nbEscapes)
 {
-    uint8_t table[GLYD_TENSOR_FAST_CODES], code[256];
+    uint8_t table[GLYD_TENSOR_NIBBLE_CODES], code[256];
     uint64_t esc = 0;
     unsigned s;
-    fast_table(count, table, code);
+    fast_table(count, codes, table, code);
     for (s = 0; s < 256; s++)
-        if (code[s] == 7) esc += count[s];
+        if (code[s] == codes) esc += count[s];
     *nbEscapes = esc;
-    return GLYD_TENSOR_HEADER + 1 + GLYD_TENSOR_FAST_CODES + (size_t)n + 4 * (size_t)((n + unitSize - 1) / unitSize) +
-           12 * (size_t)((n + 31) / 32) + (size_t)esc;
+    return GLYD_TENSOR_HEADER + 1 + codes + (size_t)n + 4 * (size_t)((n + unitSize - 1) / unitSize) +
+           glyd_fastGroupBytes(codes) * (size_t)((n + 31) / 32) + (size_t)esc;
 }
 
-size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength)
+size_t glyd_fastWriterSize(const uint64_t count[256], uint64_t rowLength, unsigned codes)
 {
     uint64_t n = 0, esc;
     unsigned s;
     for (s = 0; s < 256; s++) n += count[s];
-    if (n == 0) return 0;
-    return fast_layout_size(count, n, glyd_tensorUnitSize(n, rowLength), &esc);
+    if (n == 0 || (codes != GLYD_TENSOR_FAST_CODES && codes != GLYD_TENSOR_NIBBLE_CODES)) return 0;
+    return fast_layout_size(count, n, glyd_tensorUnitSize(n, rowLength), codes, &esc);
 }
 
 size_t glyd_fastWriterBegin(glyd_fastWriter* w, void* dst, size_t dstCapacity, const uint64_t count[256],
-                            uint64_t rowLength, uint64_t checksum)
+                            uint64_t rowLength, unsigned codes, uint64_t checksum)
 {
     uint8_t* const out = (uint8_t*)dst;
     uint64_t n = 0;
     unsigned s;
     size_t size, pos = GLYD_TENSOR_HEADER;
     memset(w, 0, sizeof(*w));
+    RETURN_ERROR_IF(codes != GLYD_TENSOR_FAST_CODES && codes != GLYD_TENSOR_NIBBLE_CODES, parameter_outOfBound,
+                    "fast code count");
     for (s = 0; s < 256; s++) n += count[s];
     RETURN_ERROR_IF(n == 0, srcSize_wrong, "an empty tensor");
     RETURN_ERROR_IF(n > (SIZE_MAX >> 3), srcSize_wrong, "tensor too large");
     w->n = n;
+    w->codes = codes;
     w->unitSize = glyd_tensorUnitSize(n, rowLength);
-    size = fast_layout_size(count, n, w->unitSize, &w->nbEscapes);
+    size = fast_layout_size(count, n, w->unitSize, codes, &w->nbEscapes);
     RETURN_ERROR_IF(w->nbEscapes > 0xFFFFFFFFu, srcSize_wrong, "too many escapes");
     RETURN_ERROR_IF(dstCapacity < size, dstSize_tooSmall, "tensor blob");
     write_header(out, GLYD_DTYPE_BF16, GLYD_TLAYOUT_FAST, n, w->unitSize,
                  rowLength <= 0xFFFFFFFFu ? (uint32_t)rowLength : 0, checksum);
-    out[pos++] = GLYD_TENSOR_FAST_CODES;
-    fast_table(count, out + pos, w->code);
-    pos += GLYD_TENSOR_FAST_CODES;
+    out[pos++] = (uint8_t)codes;
+    fast_table(count, codes, out + pos, w->code);
+    pos += codes;
     w->raw = out + pos;
     pos += (size_t)n;
     w->ends = out + pos;
     pos += 4 * (size_t)((n + w->unitSize - 1) / w->unitSize);
     w->planes = out + pos;
-    pos += 12 * (size_t)((n + 31) / 32);
+    pos += glyd_fastGroupBytes(codes) * (size_t)((n + 31) / 32);
     w->escapes = out + pos;
     w->size = size;
     return 0;
+}
+
+/* The current group's codes into the planes: three bit planes, or 16
+ * bytes of nibbles (glyd_nibbleByte). */
+static void fast_writer_flush(glyd_fastWriter* w, uint64_t group)
+{
+    if (w->codes == GLYD_TENSOR_NIBBLE_CODES) {
+        uint8_t* const g = w->planes + 16 * group;
+        unsigned k;
+        for (k = 0; k < 4; k++) glyd_write32(g + 4 * k, w->word[k]);
+    } else {
+        uint8_t* const g = w->planes + 12 * group;
+        glyd_write32(g, w->word[0]);
+        glyd_write32(g + 4, w->word[1]);
+        glyd_write32(g + 8, w->word[2]);
+    }
+    memset(w->word, 0, sizeof w->word);
 }
 
 size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t nb)
@@ -318,20 +340,19 @@ size_t glyd_fastWriterPut(glyd_fastWriter* w, const uint16_t* elems, size_t nb)
         uint64_t const i = w->done++;
         unsigned const h = elems[k], e = (h >> 7) & 0xFF, c = w->code[e], bit = (unsigned)(i & 31);
         w->raw[i] = (uint8_t)(((h >> 8) & 0x80) | (h & 0x7F));
-        w->word[0] |= (uint32_t)(c & 1) << bit;
-        w->word[1] |= (uint32_t)((c >> 1) & 1) << bit;
-        w->word[2] |= (uint32_t)(c >> 2) << bit;
-        if (c == 7) {
+        if (w->codes == GLYD_TENSOR_NIBBLE_CODES) {
+            unsigned const byte = glyd_nibbleByte(bit);
+            w->word[byte >> 2] |= (uint32_t)c << (8 * (byte & 3) + glyd_nibbleShift(bit));
+        } else {
+            w->word[0] |= (uint32_t)(c & 1) << bit;
+            w->word[1] |= (uint32_t)((c >> 1) & 1) << bit;
+            w->word[2] |= (uint32_t)(c >> 2) << bit;
+        }
+        if (c == w->codes) {
             RETURN_ERROR_IF(w->escaped == w->nbEscapes, srcSize_wrong, "elements other than counted");
             w->escapes[w->escaped++] = (uint8_t)e;
         }
-        if (bit == 31 || w->done == w->n) {
-            uint8_t* const g = w->planes + 12 * (i >> 5);
-            glyd_write32(g, w->word[0]);
-            glyd_write32(g + 4, w->word[1]);
-            glyd_write32(g + 8, w->word[2]);
-            w->word[0] = w->word[1] = w->word[2] = 0;
-        }
+        if (bit == 31 || w->done == w->n) fast_writer_flush(w, i >> 5);
         if (w->done % w->unitSize == 0 || w->done == w->n)
             glyd_write32(w->ends + 4 * (i / w->unitSize), (uint32_t)w->escaped);
     }
@@ -420,7 +441,7 @@ size_t glyd_tensorCompress(void* dst, size_t dstCapacity, const void* src, size_
         FAIL_IF(dstCapacity < pos + 1 + GLYD_TENSOR_FAST_CODES, dstSize_tooSmall);
         write_header(out, (unsigned)dtype, GLYD_TLAYOUT_FAST, n, unitSize, row32, checksum);
         out[pos++] = GLYD_TENSOR_FAST_CODES;
-        fast_table(count64, out + pos, fastCode);
+        fast_table(count64, GLYD_TENSOR_FAST_CODES, out + pos, fastCode);
         pos += GLYD_TENSOR_FAST_CODES;
         codes = (uint8_t*)malloc((size_t)n);
         FAIL_IF(codes == NULL, memory_allocation);

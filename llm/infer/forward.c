@@ -46,6 +46,7 @@ struct glyd_llm_s {
     int plain;
     int compact;                /* coded weights in the entropy layout */
     int checkWeights;           /* a packed model's tensors checked as they load */
+    unsigned fastCodes;         /* the fast layout's code count the products take */
     /* weights */
     glyd_matrix embed;          /* (vocab, dim) */
     glyd_matrix head;           /* (vocab, dim); unused when tied */
@@ -246,7 +247,8 @@ static size_t encode_fast(const glyd_llm* m, glyd_matrix* w, const uint16_t* src
     slice_source s;
     s.m = m;
     s.t = t;
-    return glyd_matrixEncodeFast(w, src, rows, cols, t && t->file < m->nbMaps ? release_slice : NULL, &s);
+    return glyd_matrixEncodeFast(w, src, rows, cols, m->fastCodes, t && t->file < m->nbMaps ? release_slice : NULL,
+                                 &s);
 }
 
 /* A packed tensor's stored bytes, checked before they are used where they
@@ -259,12 +261,14 @@ static size_t check_stored(const glyd_llm* m, const tensor_ref* t)
     return glyd_modelVerifyTensor(m->packed, t->file, t->index, 1);
 }
 
-/* A packed model's tensor blob in another layout, recoded into the fast
- * one. Its first pass checks the values against the index's checksum,
- * which is what makes the recoded blob trustworthy. */
+/* A packed model's tensor blob in another layout (or the fast one with
+ * other codes), recoded into the fast one with the products' codes. Its
+ * first pass checks the values against the index's checksum, which is what
+ * makes the recoded blob trustworthy. */
 static size_t recode_fast(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint64_t rows, uint64_t cols)
 {
-    size_t const r = glyd_matrixRecodeFast(w, t->data, t->size, rows, cols, m->checkWeights ? &t->checksum : NULL);
+    size_t const r = glyd_matrixRecodeFast(w, t->data, t->size, rows, cols, m->fastCodes,
+                                           m->checkWeights ? &t->checksum : NULL);
     release_source(m, t);
     return r;
 }
@@ -353,7 +357,8 @@ static size_t code_matrix(glyd_llm* m, glyd_matrix* w, const tensor_ref* t, uint
         glyd_tensorView v;
         r = glyd_tensorOpen(&v, t->data, t->size);
         if (glyd_isError(r)) break;
-        if (m->compact || v.layout == GLYD_TLAYOUT_FAST || v.layout == GLYD_TLAYOUT_STORED) {
+        if (m->compact || (v.layout == GLYD_TLAYOUT_FAST && v.fastCodes == m->fastCodes) ||
+            v.layout == GLYD_TLAYOUT_STORED) {
             r = check_stored(m, t);
             if (!glyd_isError(r)) r = glyd_matrixCoded(w, t->data, t->size, rows, cols);
         } else {
@@ -886,8 +891,18 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->plain = p ? p->plainWeights : 0;
     m->compact = p ? p->compactWeights : 0;
     m->checkWeights = p ? !p->skipWeightChecks : 1;
+    /* the GPU's kernels read 3-bit codes */
+    m->fastCodes = p && p->fastCodeBits == 4 ? GLYD_TENSOR_NIBBLE_CODES
+                 : p && (p->fastCodeBits == 3 || p->gpu) ? GLYD_TENSOR_FAST_CODES
+                 : glyd_fusedCodes();
     if (p && (unsigned)p->gpu > (unsigned)GLYD_GPU_EMULATED) {
         say(p, "backend %u: not a glyd_gpuBackend (GLYD_GPU_NONE, _CUDA or _EMULATED)", (unsigned)p->gpu);
+        r = GLYD_ERROR(parameter_outOfBound);
+    } else if (p && p->fastCodeBits != 0 && p->fastCodeBits != 3 && p->fastCodeBits != 4) {
+        say(p, "fast codes of %u bits: 3 or 4 (0 for this CPU's best)", p->fastCodeBits);
+        r = GLYD_ERROR(parameter_outOfBound);
+    } else if (p && p->fastCodeBits == 4 && p->gpu) {
+        say(p, "the GPU reads the fast layout's 3-bit codes, not 4-bit ones");
         r = GLYD_ERROR(parameter_outOfBound);
     } else if (stat(path, &sb) != 0) {
         say(p, "%s: no such file or folder", path);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fused.c: a matrix in the fast layout times one vector, decoded in
- * registers with AVX-512 or AVX2. Groups of 32 elements go from their code
- * words, escapes and sign-and-mantissa bytes to fp32 lanes and into the
+ * registers with AVX-512 or AVX2. Groups of 32 elements go from their codes
+ * (3-bit ones, or the 4-bit ones the engine keeps where AVX2 is the widest
+ * kernel), escapes and sign-and-mantissa bytes to fp32 lanes and into the
  * row's sums without being stored, so that a token's products are one pass
  * over the coded bytes.
  *
@@ -265,6 +266,89 @@ static int unit_avx2(const glyd_tensorView* v, uint64_t g, uint64_t nbPieces, ui
     return 1;
 }
 
+/* Code -> exponent split as fast_bf16_avx2 joins it: its top 7 bits (the
+ * high byte's low bits) and its low bit (the low byte's top bit). */
+typedef struct {
+    __m256i hi, lo;
+} split_lut;
+
+static const uint8_t g_laneIndex[32] __attribute__((aligned(32))) = {
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31
+};
+
+/* A group's escapes (mask: its escape lanes, in the order the codes come,
+ * fast_nibbles_avx2) ORed into *hi and *lo from the unit's escapes, which
+ * are in element order. Returns 0 when they run out. Registers only: a
+ * store and reload of hi and lo, or a call, made the loop keep them (or
+ * its constants) in memory on the path without escapes too. */
+__attribute__((target(AVX2_TARGET), always_inline))
+static inline int patch_escapes(uint32_t mask, const uint8_t* escapes, uint64_t* esc, uint64_t escEnd, __m256i* hi,
+                                __m256i* lo)
+{
+    /* lanes 8-15 hold elements 16-23, lanes 16-23 elements 8-15 */
+    uint32_t inOrder = (mask & 0xFF0000FFu) | (mask & 0xFF00u) << 8 | (mask >> 8 & 0xFF00u);
+    if ((uint64_t)__builtin_popcount(mask) > escEnd - *esc) return 0;
+    for (; inOrder; inOrder &= inOrder - 1) {
+        unsigned const e = (unsigned)__builtin_ctz(inOrder);
+        unsigned const lane = e >= 8 && e < 16 ? e + 8 : e >= 16 && e < 24 ? e - 8 : e;
+        unsigned const x = escapes[(*esc)++];
+        __m256i const at = _mm256_cmpeq_epi8(_mm256_load_si256((const __m256i*)(const void*)g_laneIndex),
+                                             _mm256_set1_epi8((char)lane));
+        *hi = _mm256_or_si256(*hi, _mm256_and_si256(at, _mm256_set1_epi8((char)(x >> 1))));
+        *lo = _mm256_or_si256(*lo, _mm256_and_si256(at, _mm256_set1_epi8((char)((x & 1) << 7))));
+    }
+    return 1;
+}
+
+/* A unit's pieces from 4-bit codes (unit_avx2's sums). The codes come from
+ * one 16-byte load in the order elements 0-7, 16-23 | 8-15, 24-31, which
+ * is what unpacking bytes within 128-bit lanes needs, so only the
+ * sign-and-mantissa bytes are permuted; each code picks its exponent's two
+ * parts from two tables (code 15 gives zeros); and escapes are rare enough
+ * (about one group in eighty on the models seen) to be patched on a branch
+ * seldom taken. */
+__attribute__((target(AVX2_TARGET)))
+static int unit_nibbles_avx2(const glyd_tensorView* v, uint64_t g, uint64_t nbPieces, uint64_t perPiece,
+                             const float* xd, uint64_t* escp, uint64_t escEnd, const split_lut* lut, float* out)
+{
+    __m256i const escCode = _mm256_set1_epi8(GLYD_TENSOR_NIBBLE_CODES);
+    __m256i const m80 = _mm256_set1_epi8((char)0x80);
+    __m256i const high = _mm256_set1_epi32((int)0xFFFF0000u);
+    __m256i const lutHi = lut->hi, lutLo = lut->lo;
+    const uint8_t* const codes = v->codePlanes;
+    const uint8_t* const raw = v->planes[0];
+    uint64_t esc = *escp, p, j;
+    for (p = 0; p < nbPieces; p++) {
+        __m256 accEven = _mm256_setzero_ps(), accOdd = accEven;
+        float lanes[8];
+        for (j = 0; j < perPiece; j++, g++) {
+            __m256i const c = fast_nibbles_avx2(codes + 16 * g);
+            __m256i const r = _mm256_permute4x64_epi64(
+                _mm256_loadu_si256((const __m256i*)(const void*)(raw + 32 * g)), 0xD8);
+            uint32_t const escMask = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, escCode));
+            /* high byte: sign, exponent's top 7 bits; low byte: exponent's low bit, mantissa */
+            __m256i hi = _mm256_or_si256(_mm256_and_si256(r, m80), _mm256_shuffle_epi8(lutHi, c));
+            __m256i lo = _mm256_or_si256(_mm256_andnot_si256(m80, r), _mm256_shuffle_epi8(lutLo, c));
+            const float* const x = xd + 32 * j;
+            __m256i b0, b1; /* elements 0-15 and 16-31 as bf16, two to a 32-bit lane */
+            _mm_prefetch((const char*)(raw + 32 * g) + FUSED_PREFETCH, _MM_HINT_T0);
+            _mm_prefetch((const char*)(codes + 16 * g) + FUSED_PREFETCH / 2, _MM_HINT_T0);
+            if (__builtin_expect(escMask != 0, 0) && !patch_escapes(escMask, v->escapes, &esc, escEnd, &hi, &lo))
+                return 0;
+            b0 = _mm256_unpacklo_epi8(lo, hi);
+            b1 = _mm256_unpackhi_epi8(lo, hi);
+            accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b0, 16)), _mm256_loadu_ps(x), accEven);
+            accOdd = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(b0, high)), _mm256_loadu_ps(x + 8), accOdd);
+            accEven = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_slli_epi32(b1, 16)), _mm256_loadu_ps(x + 16), accEven);
+            accOdd = _mm256_fmadd_ps(_mm256_castsi256_ps(_mm256_and_si256(b1, high)), _mm256_loadu_ps(x + 24), accOdd);
+        }
+        _mm256_storeu_ps(lanes, _mm256_add_ps(accEven, accOdd));
+        out[p] = 0.0f + glyd_dotTree(lanes);
+    }
+    *escp = esc;
+    return 1;
+}
+
 static int avx512_fits(void)
 {
     return glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX512 && __builtin_cpu_supports("avx512f") &&
@@ -283,30 +367,47 @@ static int avx2_fits(void)
 int glyd_fusedFits(const glyd_matrix* w)
 {
 #if FUSED_X86
-    return !w->plain && w->view.layout == GLYD_TLAYOUT_FAST && w->chunk % 32 == 0 && (avx512_fits() || avx2_fits());
+    if (w->plain || w->view.layout != GLYD_TLAYOUT_FAST || w->chunk % 32 != 0) return 0;
+    return w->view.fastCodes == GLYD_TENSOR_NIBBLE_CODES ? avx2_fits() : avx512_fits() || avx2_fits();
 #else
     (void)w;
     return 0;
 #endif
 }
 
+unsigned glyd_fusedCodes(void)
+{
+#if FUSED_X86
+    if (!avx512_fits() && avx2_fits()) return GLYD_TENSOR_NIBBLE_CODES;
+#endif
+    return GLYD_TENSOR_FAST_CODES;
+}
+
 #if FUSED_X86
 /* What every unit of one call shares. */
 typedef struct {
     const glyd_matrix* w;
-    int wide;            /* AVX-512, else AVX2 */
+    int nibbles;         /* 4-bit codes (AVX2) */
+    int wide;            /* else AVX-512, else AVX2 */
     uint64_t escLimit;   /* the blob's escapes */
-    uint8_t lut16[16];   /* code -> exponent; code 7 gives 0 */
+    uint8_t lut16[16];   /* code -> exponent; the escape code gives 0 */
+    uint8_t lutHi[32], lutLo[32]; /* 4-bit codes: its top 7 bits, its low bit << 7, in both 128-bit lanes */
 } fused_call;
 
 static void call_init(fused_call* c, const glyd_matrix* w)
 {
     const glyd_tensorView* const v = &w->view;
+    unsigned k;
     c->w = w;
-    c->wide = avx512_fits();
+    c->nibbles = v->fastCodes == GLYD_TENSOR_NIBBLE_CODES;
+    c->wide = !c->nibbles && avx512_fits();
     c->escLimit = v->nbUnits ? glyd_read32(v->escapeEnds + 4 * (v->nbUnits - 1)) : 0;
     memset(c->lut16, 0, sizeof c->lut16);
-    memcpy(c->lut16, v->fastSymbols, GLYD_TENSOR_FAST_CODES);
+    memcpy(c->lut16, v->fastSymbols, v->fastCodes);
+    for (k = 0; k < 32; k++) {
+        c->lutHi[k] = (uint8_t)(c->lut16[k % 16] >> 1);
+        c->lutLo[k] = (uint8_t)((c->lut16[k % 16] & 1) << 7);
+    }
 }
 
 /* Unit u's pieces: out[k] is piece k summed, plus 0 (as weights.c's
@@ -318,7 +419,14 @@ static size_t unit_pieces(const fused_call* c, uint64_t u, const float* xd, floa
     uint64_t const a = u * v->unitSize, b = GLYD_MIN(a + v->unitSize, v->nbElements);
     uint64_t esc = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
     uint64_t const escEnd = glyd_read32(v->escapeEnds + 4 * u);
-    if (c->wide) {
+    if (c->nibbles) {
+        split_lut lut;
+        memcpy(&lut.hi, c->lutHi, 32);
+        memcpy(&lut.lo, c->lutLo, 32);
+        RETURN_ERROR_IF(!unit_nibbles_avx2(v, a / 32, (b - a) / w->chunk, w->chunk / 32, xd + a % w->cols, &esc,
+                                           escEnd, &lut, out),
+                        corruption_detected, "escape beyond the unit's escapes");
+    } else if (c->wide) {
         uint64_t i;
         for (i = a; i < b; i += w->chunk, out++) {
             float s;

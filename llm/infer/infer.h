@@ -133,8 +133,10 @@ typedef void (*glyd_sliceDone)(void* opaque, const void* p, size_t n);
 /* bf16 data coded into a fast-layout blob of exactly its size, which w
  * owns: two passes over src (exponents counted, then written) a slice at a
  * time, each slice handed to done after each pass, so that neither the
- * source nor any copy of it need stay in memory beside the blob. */
-size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
+ * source nor any copy of it need stay in memory beside the blob. codes:
+ * GLYD_TENSOR_FAST_CODES (the form files hold) or GLYD_TENSOR_NIBBLE_CODES
+ * (glyd_fusedCodes). */
+size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols, unsigned codes,
                              glyd_sliceDone done, void* opaque);
 
 /* A blob of another layout (a packed model's entropy layout) recoded into
@@ -142,7 +144,7 @@ size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows,
  * then elements). With expected, the first pass checks the values against
  * it (XXH3-64 of the original bytes): checksum_wrong where they differ. */
 size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
-                             const uint64_t* expected);
+                             unsigned codes, const uint64_t* expected);
 
 /* A bf16 value as the float it is. */
 GLYD_FORCE_INLINE float glyd_bf16ToF32(uint16_t h)
@@ -177,6 +179,11 @@ static inline float glyd_dotFinish(float s[8], const uint16_t* row, const float*
  * (llm/infer/fused.c: the fast layout, in pieces of whole groups, on a CPU
  * and under a SIMD limit that has the kernel). */
 int glyd_fusedFits(const glyd_matrix* w);
+/* The fast layout's code count whose products this CPU (under the SIMD
+ * limit) runs fastest: GLYD_TENSOR_NIBBLE_CODES where the AVX2 kernel is
+ * the widest that fits (4-bit codes take half its time, for 0.5 bit more
+ * per weight), else GLYD_TENSOR_FAST_CODES. */
+unsigned glyd_fusedCodes(void);
 /* y[r] = W[r] . x for rows [r0, r1) (on unit boundaries, as
  * glyd_matmulRows takes them), x deinterleaved as the products lay it out;
  * the same bits as decoding the units and multiplying them. */

@@ -378,7 +378,7 @@ uint64_t glyd_matrixRowAlign(const glyd_matrix* m)
 /* Elements coded per slice: each slice is handed back once read. */
 #define ENCODE_SLICE ((size_t)1 << 20)
 
-size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols,
+size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows, uint64_t cols, unsigned codes,
                              glyd_sliceDone done, void* opaque)
 {
     uint64_t const n = rows * cols;
@@ -395,10 +395,10 @@ size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows,
         XXH3_64bits_update(&h, src + i, len * 2);
         if (done) done(opaque, src + i, len * 2);
     }
-    size = glyd_fastWriterSize(count, cols);
+    size = glyd_fastWriterSize(count, cols, codes);
     blob = (uint8_t*)malloc(size ? size : 1);
     RETURN_ERROR_IF(!blob, memory_allocation, "weights");
-    r = glyd_fastWriterBegin(&fw, blob, size, count, cols, XXH3_64bits_digest(&h));
+    r = glyd_fastWriterBegin(&fw, blob, size, count, cols, codes, XXH3_64bits_digest(&h));
     for (i = 0; i < n && !glyd_isError(r); i += ENCODE_SLICE) {
         size_t const len = (size_t)GLYD_MIN((uint64_t)ENCODE_SLICE, n - i);
         r = glyd_fastWriterPut(&fw, src + i, len);
@@ -412,7 +412,7 @@ size_t glyd_matrixEncodeFast(glyd_matrix* w, const uint16_t* src, uint64_t rows,
 }
 
 size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSize, uint64_t rows, uint64_t cols,
-                             const uint64_t* expected)
+                             unsigned codes, const uint64_t* expected)
 {
     glyd_matrix src;
     glyd_decodeScratch s;
@@ -430,9 +430,9 @@ size_t glyd_matrixRecodeFast(glyd_matrix* w, const uint8_t* blob, size_t blobSiz
     for (pass = 0; pass < 2 && !glyd_isError(r); pass++) {
         if (pass == 1) {
             if (expected && glyd_csumDigest(&sum) != *expected) { r = GLYD_ERROR(checksum_wrong); break; }
-            size = glyd_fastWriterSize(count, cols);
+            size = glyd_fastWriterSize(count, cols, codes);
             out = (uint8_t*)malloc(size ? size : 1);
-            r = out ? glyd_fastWriterBegin(&fw, out, size, count, cols, src.view.checksum)
+            r = out ? glyd_fastWriterBegin(&fw, out, size, count, cols, codes, src.view.checksum)
                     : GLYD_ERROR(memory_allocation);
         }
         for (u = 0; u < src.view.nbUnits && !glyd_isError(r); u += 4) {

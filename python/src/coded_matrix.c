@@ -464,7 +464,7 @@ static PyObject* CodedMatrix_from_file(PyTypeObject* type, PyObject* args)
             r = (size_t)-(int)GLYD_error_srcSize_wrong;
         else
             r = glyd_matrixEncodeFast(&self->m, (const uint16_t*)(const void*)((const uint8_t*)f.data + offset),
-                                      (uint64_t)rows, (uint64_t)cols, release_slice, &f);
+                                      (uint64_t)rows, (uint64_t)cols, GLYD_TENSOR_FAST_CODES, release_slice, &f);
         glyd_unmapFile(&f);
     }
     Py_END_ALLOW_THREADS
@@ -499,7 +499,8 @@ static PyObject* CodedMatrix_recode_pack(PyTypeObject* type, PyObject* args)
     self = (CodedMatrixObject*)type->tp_alloc(type, 0);
     if (!self) return NULL;
     Py_BEGIN_ALLOW_THREADS
-    r = glyd_matrixRecodeFast(&self->m, t.stored, t.size, (uint64_t)t.rows, (uint64_t)t.cols, &expected);
+    r = glyd_matrixRecodeFast(&self->m, t.stored, t.size, (uint64_t)t.rows, (uint64_t)t.cols, GLYD_TENSOR_FAST_CODES,
+                              &expected);
     glyd_modelRelease(t.model->model, t.stored, t.size);
     Py_END_ALLOW_THREADS
     if (glyd_isError(r)) {

@@ -1129,6 +1129,12 @@ if [ -r "$FIX/model.safetensors" ]; then
     run "$GLYD" pack -q --fast-layout "$FIX" -o f.glyd; want_rc 0
     run "$GLYD" run f.glyd --tokens "$TOKENS" --dump-logits e.f32 --kv-dtype f32; want_rc 0
     want "a model packed in the fast layout gives other logits" same a.f32 e.f32
+    for bits in 3 4; do
+        run "$GLYD" run f.glyd --code-bits $bits --tokens "$TOKENS" --dump-logits g$bits.f32 --kv-dtype f32; want_rc 0
+        want "$bits-bit fast codes give other logits" same a.f32 g$bits.f32
+    done
+    run "$GLYD" run f.glyd --code-bits 5 --tokens "$TOKENS"; want_rc 1
+    want_err "--code-bits: expected a whole number in 3..4"
     run "$GLYD" run m.glyd -v --tokens "1" -n 3; want_rc 0
     want_err "LlamaForCausalLM"; want_err "bf16"
     want_out_re '^[0-9]+ [0-9]+ [0-9]+$'

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* seedgen.c: seed inputs for fuzz_tensor and fuzz_cuda (blobs of every layout and dtype)
+/* seedgen.c: seed inputs for fuzz_tensor and fuzz_cuda (blobs of every layout and dtype,
+ * the fast layout's 4-bit codes too)
  * and fuzz_pack (a small packed model, in the harness's input form).
  *   seedgen TENSOR_DIR PACK_DIR */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../llm/model/model.h"
+#include "../../lib/tensor/tensor.h"
 
 static void put(const char* dir, const char* name, const void* data, size_t n)
 {
@@ -53,6 +56,31 @@ int main(int argc, char** argv)
         size_t const c = glyd_tensorCompress(blob, sizeof blob, w, 3072, GLYD_DTYPE_BF16, 1024, glyd_tensor_fast, 1);
         if (glyd_isError(c)) { fprintf(stderr, "seedgen: %s\n", glyd_getErrorName(c)); return 1; }
         put(argv[1], "tensor-rows1024-fast", blob, c);
+    }
+    {
+        /* the fast layout's 4-bit codes, with escapes (20 exponents), in
+         * rows of 1024 (the engine's products) and of 100 (units that start
+         * inside a group) */
+        static const unsigned kRows[] = { 1024, 100 };
+        uint16_t v[3072];
+        for (i = 0; i < 3072; i++) v[i] = (uint16_t)((w[i] & 0x807F) | (110 + (w[i] >> 7) % 20) << 7);
+        for (l = 0; l < 2; l++) {
+            uint64_t count[256];
+            glyd_fastWriter fw;
+            char name[64];
+            size_t size, c;
+            memset(count, 0, sizeof count);
+            glyd_fastCount(count, v, 3072);
+            size = glyd_fastWriterSize(count, kRows[l], GLYD_TENSOR_NIBBLE_CODES);
+            c = size <= sizeof blob ? glyd_fastWriterBegin(&fw, blob, sizeof blob, count, kRows[l],
+                                                           GLYD_TENSOR_NIBBLE_CODES, XXH3_64bits(v, sizeof v))
+                                    : (size_t)-1;
+            if (!glyd_isError(c)) c = glyd_fastWriterPut(&fw, v, 3072);
+            if (!glyd_isError(c)) c = glyd_fastWriterEnd(&fw);
+            if (glyd_isError(c)) { fprintf(stderr, "seedgen: 4-bit codes\n"); return 1; }
+            snprintf(name, sizeof name, "tensor-nibbles-rows%u", kRows[l]);
+            put(argv[1], name, blob, c);
+        }
     }
     {
         /* a model folder of two tensors and a config, packed, in the fuzz

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* test_fused.c: products of one vector with matrices in the fast layout,
- * decoded in registers (llm/infer/fused.c), against the same products on
- * the plain bf16 weights and through the decoder, bit for bit, on every
- * SIMD level this CPU has; and a unit whose escapes do not add up. */
+ * 3-bit and 4-bit codes, decoded in registers (llm/infer/fused.c), against
+ * the same products on the plain bf16 weights and through the decoder, bit
+ * for bit, on every SIMD level this CPU has; and a unit whose escapes do
+ * not add up. */
 #include <stdlib.h>
 
 #include "../../llm/infer/infer.h"
@@ -16,8 +17,8 @@ static uint32_t next_random(uint32_t* s)
 }
 
 /* bf16 weights whose exponents spread as trained ones do: most within a
- * few of 120, about one in twenty further out (escapes in the fast
- * layout); every `zeroRow`-th row negative zeros. */
+ * few of 120, about one in thirty further out (escapes in the fast
+ * layout, with either codes); every `zeroRow`-th row negative zeros. */
 static uint16_t* make_weights(uint64_t rows, uint64_t cols, uint32_t seed, uint64_t zeroRow)
 {
     uint16_t* const w = (uint16_t*)malloc((size_t)(rows * cols) * 2);
@@ -55,10 +56,12 @@ TEST(fused_products_equal_plain_ones_bit_for_bit)
         { 4, 24576 },  /* three units each */
         { 11, 80 },    /* rows that end mid-group: the decoder's way */
     };
+    static const unsigned kCodes[] = { GLYD_TENSOR_FAST_CODES, GLYD_TENSOR_NIBBLE_CODES };
     size_t k;
-    for (k = 0; k < sizeof kShapes / sizeof kShapes[0]; k++) {
-        uint64_t const rows = kShapes[k].rows, cols = kShapes[k].cols;
-        uint16_t* const src = make_weights(rows, cols, (uint32_t)(k + 1), 7);
+    for (k = 0; k < 2 * sizeof kShapes / sizeof kShapes[0]; k++) {
+        uint64_t const rows = kShapes[k / 2].rows, cols = kShapes[k / 2].cols;
+        unsigned const codes = kCodes[k % 2];
+        uint16_t* const src = make_weights(rows, cols, (uint32_t)(k / 2 + 1), 7);
         float* const x = (float*)malloc((size_t)cols * sizeof(float));
         float* const want = (float*)malloc((size_t)rows * sizeof(float));
         float* const got = (float*)malloc((size_t)rows * sizeof(float));
@@ -70,8 +73,8 @@ TEST(fused_products_equal_plain_ones_bit_for_bit)
         if (!src || !x || !want || !got) { free(src); free(x); free(want); free(got); return; }
         for (i = 0; i < cols; i++) x[i] = (float)((int)(next_random(&seed) % 2001) - 1000) / 256.0f;
         CHECK_OK(glyd_matrixPlain(&plain, src, rows, cols));
-        CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, NULL, NULL));
-        CHECK(coded.view.layout == GLYD_TLAYOUT_FAST);
+        CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, codes, NULL, NULL));
+        CHECK(coded.view.layout == GLYD_TLAYOUT_FAST && coded.view.fastCodes == codes);
         if (cols % 32 != 0) CHECK(!glyd_fusedFits(&coded));
         CHECK_OK(product(&plain, x, want, 0, rows));
         for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
@@ -83,8 +86,8 @@ TEST(fused_products_equal_plain_ones_bit_for_bit)
             CHECK_OK(product(&coded, x, got, 0, mid));
             CHECK_OK(product(&coded, x, got, mid, rows));
             if (memcmp(got, want, (size_t)rows * sizeof(float)) != 0)
-                fprintf(stderr, "# %llu x %llu, SIMD level %d: products differ\n", (unsigned long long)rows,
-                        (unsigned long long)cols, simd);
+                fprintf(stderr, "# %llu x %llu, %u codes, SIMD level %d: products differ\n",
+                        (unsigned long long)rows, (unsigned long long)cols, codes, simd);
             CHECK(memcmp(got, want, (size_t)rows * sizeof(float)) == 0);
         }
         glyd_tensorSimdLimit(GLYD_SIMD_BEST);
@@ -100,29 +103,54 @@ TEST(fused_products_equal_plain_ones_bit_for_bit)
 
 TEST(fused_products_refuse_escapes_that_do_not_add_up)
 {
+    static const unsigned kCodes[] = { GLYD_TENSOR_FAST_CODES, GLYD_TENSOR_NIBBLE_CODES };
     uint64_t const rows = 64, cols = 128;
     uint16_t* const src = make_weights(rows, cols, 7, 0);
     float x[128], y[64];
-    glyd_matrix coded;
-    uint8_t* ends;
-    uint32_t first;
-    int simd;
-    size_t i;
+    size_t i, k;
     if (!src) return;
     for (i = 0; i < cols; i++) x[i] = 1.0f;
-    CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, NULL, NULL));
-    CHECK(coded.view.nbUnits == 2);
-    /* unit 0 given one escape fewer than its codes ask for, unit 1 one more */
-    ends = coded.ownedBlob + (coded.view.escapeEnds - coded.blob);
-    first = glyd_read32(ends);
-    CHECK(first > 0);
-    glyd_write32(ends, first - 1);
-    for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
-        glyd_tensorSimdLimit(simd);
-        CHECK_ERR(product(&coded, x, y, 0, 32), GLYD_error_corruption_detected);
-        CHECK_ERR(product(&coded, x, y, 32, 64), GLYD_error_corruption_detected);
+    for (k = 0; k < 2; k++) {
+        glyd_matrix coded;
+        uint8_t* ends;
+        uint32_t first;
+        int simd;
+        CHECK_OK(glyd_matrixEncodeFast(&coded, src, rows, cols, kCodes[k], NULL, NULL));
+        CHECK(coded.view.nbUnits == 2);
+        /* unit 0 given one escape fewer than its codes ask for, unit 1 one more */
+        ends = coded.ownedBlob + (coded.view.escapeEnds - coded.blob);
+        first = glyd_read32(ends);
+        CHECK(first > 0);
+        glyd_write32(ends, first - 1);
+        for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+            glyd_tensorSimdLimit(simd);
+            CHECK_ERR(product(&coded, x, y, 0, 32), GLYD_error_corruption_detected);
+            CHECK_ERR(product(&coded, x, y, 32, 64), GLYD_error_corruption_detected);
+        }
+        glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+        glyd_matrixFree(&coded);
     }
-    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
-    glyd_matrixFree(&coded);
     free(src);
+}
+
+TEST(fused_codes_follow_the_widest_kernel)
+{
+    /* 4-bit codes exactly where AVX2 is the widest product kernel */
+    glyd_tensorSimdLimit(GLYD_SIMD_NONE);
+    CHECK(glyd_fusedCodes() == GLYD_TENSOR_FAST_CODES);
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
+    {
+        int const avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        int const avx512 = __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("gfni") &&
+                           __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("bmi2");
+        glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
+        CHECK(glyd_fusedCodes() == (avx2 ? GLYD_TENSOR_NIBBLE_CODES : GLYD_TENSOR_FAST_CODES));
+        glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+        CHECK(glyd_fusedCodes() == (avx2 && !avx512 ? GLYD_TENSOR_NIBBLE_CODES : GLYD_TENSOR_FAST_CODES));
+    }
+#else
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+    CHECK(glyd_fusedCodes() == GLYD_TENSOR_FAST_CODES);
+#endif
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
 }

@@ -46,6 +46,9 @@ static int load_reference(reference* r)
     return r->nbTokens == 64;
 }
 
+/* glyd_llmParams.fastCodeBits of the models the tests open (0: the CPU's choice) */
+static unsigned g_codeBits;
+
 /* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
  * (compactWeights), 0 coded in the fast layout */
 static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, int kvF32, int gpu)
@@ -59,6 +62,7 @@ static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, in
     p.kvF32 = kvF32;
     p.plainWeights = plain == 1;
     p.compactWeights = plain == 2;
+    p.fastCodeBits = g_codeBits;
     p.gpu = gpu;
     p.message = msg;
     p.messageCapacity = sizeof msg;
@@ -113,8 +117,8 @@ TEST(engine_stories260k_logits_from_folder)
     CHECK(!strcmp(info.architecture, "LlamaForCausalLM"));
     CHECK(info.vocabSize == 512 && info.nbLayers == 5 && info.hiddenSize == 64 && info.nbKvHeads == 4);
     CHECK(info.contextLength == 512 && info.bosToken == 1);
-    /* coded weights: about 10.7 bits of 16 */
-    CHECK(info.weightBytes < info.weightBytesBf16 * 72 / 100);
+    /* coded weights: about 11.4 bits of 16, or 12 with 4-bit codes */
+    CHECK(info.weightBytes < info.weightBytesBf16 * (glyd_fusedCodes() == GLYD_TENSOR_NIBBLE_CODES ? 76 : 72) / 100);
     logits = run_reference(m, &r);
     if (logits) {
         double const d = max_diff_to_reference(logits);
@@ -127,31 +131,40 @@ TEST(engine_stories260k_logits_from_folder)
 
 TEST(engine_coded_weights_are_bit_identical_to_plain)
 {
-    /* both coded layouts, each on the decoder paths this CPU has */
+    /* both coded layouts, the fast one with either codes, each on the
+     * decoder paths this CPU has */
     reference r;
-    glyd_llm *coded, *compact, *plain;
-    float *a, *b, *c;
-    int simd;
+    glyd_llm *coded[2], *compact, *plain;
+    float *a[2], *b, *c;
+    int simd, k;
     if (!load_reference(&r)) return;
     plain = open_model(fixture(""), 1, 1, 0);
     b = run_reference(plain, &r);
     for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
         glyd_tensorSimdLimit(simd);
-        coded = open_model(fixture(""), 0, 2, 0);
-        compact = open_model(fixture(""), 2, 3, 0);
-        a = run_reference(coded, &r);
-        c = run_reference(compact, &r);
-        CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
-        CHECK(c && b && memcmp(c, b, 64 * 512 * sizeof(float)) == 0);
-        if (coded && compact) {
-            glyd_llmInfo fast, small;
-            glyd_llmGetInfo(coded, &fast);
-            glyd_llmGetInfo(compact, &small);
-            CHECK(small.weightBytes < fast.weightBytes && fast.weightBytes < fast.weightBytesBf16 * 72 / 100);
+        for (k = 0; k < 2; k++) {
+            g_codeBits = 3 + (unsigned)k;
+            coded[k] = open_model(fixture(""), 0, 2, 0);
+            a[k] = run_reference(coded[k], &r);
+            CHECK(a[k] && b && memcmp(a[k], b, 64 * 512 * sizeof(float)) == 0);
         }
-        free(a);
+        g_codeBits = 0;
+        compact = open_model(fixture(""), 2, 3, 0);
+        c = run_reference(compact, &r);
+        CHECK(c && b && memcmp(c, b, 64 * 512 * sizeof(float)) == 0);
+        if (coded[0] && coded[1] && compact) {
+            glyd_llmInfo bits3, bits4, small;
+            glyd_llmGetInfo(coded[0], &bits3);
+            glyd_llmGetInfo(coded[1], &bits4);
+            glyd_llmGetInfo(compact, &small);
+            CHECK(small.weightBytes < bits3.weightBytes && bits3.weightBytes < bits3.weightBytesBf16 * 72 / 100);
+            CHECK(bits3.weightBytes < bits4.weightBytes && bits4.weightBytes < bits4.weightBytesBf16 * 76 / 100);
+        }
+        for (k = 0; k < 2; k++) {
+            free(a[k]);
+            glyd_llmClose(coded[k]);
+        }
         free(c);
-        glyd_llmClose(coded);
         glyd_llmClose(compact);
     }
     glyd_tensorSimdLimit(GLYD_SIMD_BEST);
@@ -178,18 +191,22 @@ TEST(engine_stories260k_logits_from_packed_model)
     b = run_reference(folder, &r);
     {
         /* entropy-coded blobs recoded at load, or used where they lie
-         * (compact); fast-layout blobs used where they lie: the same
-         * logits as from the folder, bit for bit */
-        static const struct { glyd_tensorLayout layout; int form; } kCases[] = {
-            { glyd_tensor_auto, 0 }, { glyd_tensor_auto, 2 }, { glyd_tensor_fast, 0 }
+         * (compact); fast-layout blobs (3-bit codes) used where they lie,
+         * or recoded into 4-bit codes: the same logits as from the folder,
+         * bit for bit */
+        static const struct { glyd_tensorLayout layout; int form; unsigned bits; } kCases[] = {
+            { glyd_tensor_auto, 0, 0 }, { glyd_tensor_auto, 2, 0 }, { glyd_tensor_fast, 0, 3 },
+            { glyd_tensor_fast, 0, 4 }, { glyd_tensor_auto, 0, 4 }
         };
         size_t k;
-        for (k = 0; k < 3; k++) {
+        for (k = 0; k < sizeof kCases / sizeof kCases[0]; k++) {
             glyd_packParams pp;
             memset(&pp, 0, sizeof pp);
             pp.layout = kCases[k].layout;
             CHECK_OK(glyd_packModel(fixture(""), out, &pp));
+            g_codeBits = kCases[k].bits;
             packed = open_model(out, kCases[k].form, 3, 1);
+            g_codeBits = 0;
             a = run_reference(packed, &r);
             if (a) CHECK(max_diff_to_reference(a) < 1e-4);
             CHECK(a && b && memcmp(a, b, 64 * 512 * sizeof(float)) == 0);
@@ -291,6 +308,17 @@ TEST(engine_refuses_an_unknown_backend)
     CHECK(glyd_llmOpen(fixture(""), &p, &err) == NULL);
     CHECK(glyd_getErrorCode(err) == GLYD_error_parameter_outOfBound);
     CHECK(strstr(msg, "backend 7") != NULL);
+    /* fast codes of 3 or 4 bits only, and 3 on a GPU */
+    p.gpu = GLYD_GPU_NONE;
+    p.fastCodeBits = 5;
+    CHECK(glyd_llmOpen(fixture(""), &p, &err) == NULL);
+    CHECK(glyd_getErrorCode(err) == GLYD_error_parameter_outOfBound);
+    CHECK(strstr(msg, "fast codes of 5 bits") != NULL);
+    p.gpu = GLYD_GPU_EMULATED;
+    p.fastCodeBits = 4;
+    CHECK(glyd_llmOpen(fixture(""), &p, &err) == NULL);
+    CHECK(glyd_getErrorCode(err) == GLYD_error_parameter_outOfBound);
+    CHECK(strstr(msg, "3-bit codes") != NULL);
 }
 
 /* A copy of the fixture folder with another config.json. */
@@ -734,7 +762,11 @@ static void check_tiny(const char* name, int packed, int gpu)
         snprintf(out, sizeof out, "%s/m.glyd", tmp);
         CHECK_OK(glyd_packModel(dir, out, NULL));
     }
+    /* a packed model recoded at load into 4-bit codes (on the CPU), a
+     * folder coded into the codes this CPU's products run fastest */
+    g_codeBits = packed && !gpu ? 4 : 0;
     m = open_model_on(packed ? out : dir, 0, 2, 1, gpu);
+    g_codeBits = 0;
     logits = (float*)malloc(n * 256 * sizeof(float));
     if (m && logits && want && size == n * 256 * 4) {
         CHECK_OK(glyd_llmForward(m, tokens, n, 0, logits, 1));

@@ -240,11 +240,81 @@ static size_t fixture_matrices(fixture_matrix* out, size_t cap)
     return nb;
 }
 
+/* A fast blob from the writer, the elements put in pieces of `piece`. */
+static size_t write_fast_codes(uint8_t** blob, const uint16_t* src, size_t n, size_t cols, size_t piece,
+                               unsigned codes)
+{
+    uint64_t count[256];
+    glyd_fastWriter fw;
+    size_t size, i, r = 0;
+    memset(count, 0, sizeof count);
+    for (i = 0; i < n; i += piece) glyd_fastCount(count, src + i, GLYD_MIN(piece, n - i));
+    size = glyd_fastWriterSize(count, cols, codes);
+    *blob = (uint8_t*)malloc(size);
+    r = glyd_fastWriterBegin(&fw, *blob, size, count, cols, codes, XXH3_64bits(src, n * 2));
+    for (i = 0; i < n && !glyd_isError(r); i += piece) r = glyd_fastWriterPut(&fw, src + i, GLYD_MIN(piece, n - i));
+    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
+    return r;
+}
+
+static size_t write_fast(uint8_t** blob, const uint16_t* src, size_t n, size_t cols, size_t piece)
+{
+    return write_fast_codes(blob, src, n, cols, piece, GLYD_TENSOR_FAST_CODES);
+}
+
+TEST(tensor_nibble_codes_leave_few_escapes)
+{
+    /* 15 direct codes leave far fewer escapes than 7 on trained weights,
+     * for a bit more of codes per element */
+    size_t n;
+    uint8_t* const w = fixture_bf16(&n);
+    fixture_matrix mats[64];
+    glyd_tensorView v3, v4;
+    uint8_t *b3 = NULL, *b4 = NULL;
+    size_t nb, s3, s4;
+    const uint16_t* src;
+    if (!w) return;
+    CHECK(fixture_matrices(mats, 64) >= 1);
+    src = (const uint16_t*)(const void*)(w + 2 * mats[0].offset);
+    nb = mats[0].rows * mats[0].cols;
+    s3 = write_fast_codes(&b3, src, nb, mats[0].cols, nb, GLYD_TENSOR_FAST_CODES);
+    s4 = write_fast_codes(&b4, src, nb, mats[0].cols, nb, GLYD_TENSOR_NIBBLE_CODES);
+    CHECK_OK(glyd_tensorOpen(&v3, b3, s3));
+    CHECK_OK(glyd_tensorOpen(&v4, b4, s4));
+    CHECK(v3.fastCodes == GLYD_TENSOR_FAST_CODES && v4.fastCodes == GLYD_TENSOR_NIBBLE_CODES);
+    CHECK(glyd_read32(v4.escapeEnds + 4 * (v4.nbUnits - 1)) * 20 < glyd_read32(v3.escapeEnds + 4 * (v3.nbUnits - 1)));
+    CHECK(s3 < s4);
+    free(b3);
+    free(b4);
+    free(w);
+}
+
+/* The elements of a nibble blob (4-bit fast codes) decoded whole, and its
+ * symbols unit by unit, equal src. */
+static int nibble_decodes(const uint8_t* blob, size_t size, const uint16_t* src, size_t n)
+{
+    glyd_tensorView v;
+    uint16_t* const out = (uint16_t*)malloc(n * 2 + 64);
+    uint8_t* const sym = (uint8_t*)malloc(n + 64);
+    size_t r = glyd_tensorDecompress(out, n * 2 + 64, blob, size, 1), i;
+    int ok = !glyd_isError(r) && r == n * 2 && memcmp(out, src, n * 2) == 0;
+    ok = ok && !glyd_isError(glyd_tensorOpen(&v, blob, size)) && v.fastCodes == GLYD_TENSOR_NIBBLE_CODES;
+    if (ok) {
+        r = glyd_tensorDecodeSymbols(&v, NULL, 0, v.nbUnits, sym);
+        ok = !glyd_isError(r) && r == n;
+        for (i = 0; ok && i < n; i++) ok = sym[i] == ((src[i] >> 7) & 0xFF);
+    }
+    free(out);
+    free(sym);
+    return ok;
+}
+
 TEST(tensor_fast_bf16_every_decoder_path)
 {
     /* real weights (rows of 64, 172 and 512 elements: units that start
-     * inside the 32-element groups) and every bf16 pattern: each path
-     * gives the elements back, whole tensors and runs of units */
+     * inside the 32-element groups) and every bf16 pattern, in 3-bit and
+     * 4-bit codes: each path gives the elements back, whole tensors and
+     * runs of units (and the symbols too, for 4-bit codes) */
     size_t n, k, m, nbMat;
     uint8_t* const w = fixture_bf16(&n);
     fixture_matrix mats[64];
@@ -261,25 +331,27 @@ TEST(tensor_fast_bf16_every_decoder_path)
                                    mats[m].cols, glyd_tensor_fast, 1, NULL)) ok = 0;
         if (!tensor_round_trip(every, 65536 + 77, GLYD_DTYPE_BF16, 172, glyd_tensor_fast, 1, NULL)) ok = 0;
     }
+    /* the same with 4-bit codes (escapes everywhere in `every`), written
+     * in pieces of any size */
+    for (m = 0; m <= nbMat; m++) {
+        static const size_t kPieces[] = { 1, 31, (size_t)1 << 30 };
+        const uint16_t* const src = m < nbMat ? (const uint16_t*)(const void*)(w + 2 * mats[m].offset) : every;
+        size_t const nb = m < nbMat ? mats[m].rows * mats[m].cols : 65536 + 77;
+        size_t const cols = m < nbMat ? mats[m].cols : 172;
+        for (k = 0; k < 3; k++) {
+            uint8_t* blob = NULL;
+            size_t const size = write_fast_codes(&blob, src, nb, cols, kPieces[k], GLYD_TENSOR_NIBBLE_CODES);
+            if (glyd_isError(size)) ok = 0;
+            for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST && !glyd_isError(size); simd++) {
+                glyd_tensorSimdLimit(simd);
+                if (!nibble_decodes(blob, size, src, nb)) ok = 0;
+            }
+            free(blob);
+        }
+    }
     glyd_tensorSimdLimit(GLYD_SIMD_BEST);
     CHECK(ok);
     free(w);
-}
-
-/* A fast blob from the writer, the elements put in pieces of `piece`. */
-static size_t write_fast(uint8_t** blob, const uint16_t* src, size_t n, size_t cols, size_t piece)
-{
-    uint64_t count[256];
-    glyd_fastWriter fw;
-    size_t size, i, r = 0;
-    memset(count, 0, sizeof count);
-    for (i = 0; i < n; i += piece) glyd_fastCount(count, src + i, GLYD_MIN(piece, n - i));
-    size = glyd_fastWriterSize(count, cols);
-    *blob = (uint8_t*)malloc(size);
-    r = glyd_fastWriterBegin(&fw, *blob, size, count, cols, XXH3_64bits(src, n * 2));
-    for (i = 0; i < n && !glyd_isError(r); i += piece) r = glyd_fastWriterPut(&fw, src + i, GLYD_MIN(piece, n - i));
-    if (!glyd_isError(r)) r = glyd_fastWriterEnd(&fw);
-    return r;
 }
 
 TEST(tensor_fast_writer_matches_the_compressor)
@@ -321,20 +393,20 @@ TEST(tensor_fast_writer_matches_the_compressor)
         }
         memset(count, 0, sizeof count);
         glyd_fastCount(count, a, 100);
-        size = glyd_fastWriterSize(count, 10);
+        size = glyd_fastWriterSize(count, 10, GLYD_TENSOR_FAST_CODES);
         blob = (uint8_t*)malloc(size);
-        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size - 1, count, 10, 0), GLYD_error_dstSize_tooSmall);
-        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0));
+        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size - 1, count, 10, GLYD_TENSOR_FAST_CODES, 0), GLYD_error_dstSize_tooSmall);
+        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, GLYD_TENSOR_FAST_CODES, 0));
         CHECK_ERR(glyd_fastWriterPut(&fw, b, 100), GLYD_error_srcSize_wrong);
-        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0));
+        CHECK_OK(glyd_fastWriterBegin(&fw, blob, size, count, 10, GLYD_TENSOR_FAST_CODES, 0));
         CHECK_OK(glyd_fastWriterPut(&fw, a, 99));
         CHECK_ERR(glyd_fastWriterEnd(&fw), GLYD_error_srcSize_wrong);
         CHECK_ERR(glyd_fastWriterPut(&fw, a, 2), GLYD_error_srcSize_wrong);
         CHECK_OK(glyd_fastWriterPut(&fw, a + 99, 1));
         CHECK(glyd_fastWriterEnd(&fw) == size);
         memset(count, 0, sizeof count);
-        CHECK(glyd_fastWriterSize(count, 10) == 0);
-        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size, count, 10, 0), GLYD_error_srcSize_wrong);
+        CHECK(glyd_fastWriterSize(count, 10, GLYD_TENSOR_FAST_CODES) == 0);
+        CHECK_ERR(glyd_fastWriterBegin(&fw, blob, size, count, 10, GLYD_TENSOR_FAST_CODES, 0), GLYD_error_srcSize_wrong);
         free(blob);
     }
     free(w);
@@ -408,6 +480,49 @@ static int tensor_survives(const uint8_t* blob, size_t size, const uint8_t* orig
     (void)glyd_getTensorInfo(&info, blob, size);
     free(out);
     return ok;
+}
+
+TEST(tensor_nibble_codes_hostile)
+{
+    uint16_t v[700];
+    uint8_t* blob = NULL;
+    uint8_t* copy;
+    size_t i, c, cut, bit;
+    int ok = 1, caught = 0, flips = 0, simd;
+    glyd_tensorView view;
+    /* 16 exponents: code 15 escapes; a unit of 50 */
+    for (i = 0; i < 700; i++) v[i] = (uint16_t)(((110 + i % 16 + (i % 13 == 0 ? 30 : 0)) << 7) | (i & 0x7F));
+    c = write_fast_codes(&blob, v, 700, 50, 700, GLYD_TENSOR_NIBBLE_CODES);
+    CHECK_OK(c);
+    if (glyd_isError(c)) { free(blob); return; }
+    copy = (uint8_t*)malloc(c);
+    for (simd = GLYD_SIMD_NONE; simd <= GLYD_SIMD_BEST; simd++) {
+        glyd_tensorSimdLimit(simd);
+        for (cut = 0; cut < c; cut++) {
+            memcpy(copy, blob, cut);
+            if (!glyd_isError(glyd_tensorDecompress(v, sizeof v, copy, cut, 1))) ok = 0;
+        }
+        for (bit = 0; bit < c * 8; bit++) {
+            uint8_t out[1400];
+            memcpy(copy, blob, c);
+            copy[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            flips++;
+            if (!tensor_survives(copy, c, (const uint8_t*)v, sizeof v)) ok = 0;
+            if (glyd_isError(glyd_tensorDecompress(out, sizeof out, copy, c, 1))) caught++;
+        }
+    }
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
+    CHECK(ok);
+    CHECK(caught > flips * 9 / 10);
+    /* 4-bit codes are a bf16 form: another dtype, or another code count, is refused */
+    memcpy(copy, blob, c);
+    copy[5] = GLYD_DTYPE_F16;
+    CHECK_ERR(glyd_tensorOpen(&view, copy, c), GLYD_error_corruption_detected);
+    memcpy(copy, blob, c);
+    copy[GLYD_TENSOR_HEADER] = 8;
+    CHECK_ERR(glyd_tensorOpen(&view, copy, c), GLYD_error_corruption_detected);
+    free(copy);
+    free(blob);
 }
 
 TEST(tensor_hostile_blobs)
