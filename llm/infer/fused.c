@@ -99,25 +99,30 @@ static inline int groups_avx512(const glyd_tensorView* v, uint64_t g, unsigned c
     return 1;
 }
 
+/* A call's tables for v. */
+__attribute__((target(AVX512_TARGET)))
+static void tables_avx512(const glyd_tensorView* v, kernel_tables* t)
+{
+    unsigned b;
+    t->lut = _mm512_broadcast_i32x4(_mm256_castsi256_si128(fast_lut_avx2(v)));
+    t->gather = _mm512_loadu_si512(g_codeGather);
+    for (b = 0; b < 4; b++) t->index[b] = _mm512_loadu_si512(g_blockIndex[b]);
+}
+
 /* One piece: ng groups from g on, against xd (the piece's part of x,
  * deinterleaved as weights.c lays it out), the unit's escapes from *esc
- * (advanced) to escEnd. Its sum in *out; returns 0 when the escapes run
- * out. */
+ * (advanced) to escEnd, through the call's tables t. Its sum in *out;
+ * returns 0 when the escapes run out. */
 __attribute__((target(AVX512_TARGET)))
 static int piece_avx512(const glyd_tensorView* v, uint64_t g, uint64_t ng, const float* xd, uint64_t* esc,
-                        uint64_t escEnd, float* out)
+                        uint64_t escEnd, const kernel_tables* t, float* out)
 {
-    kernel_tables t;
     __m512 acc = _mm512_setzero_ps();
     float lanes[8];
     uint64_t k;
-    unsigned b;
-    t.lut = _mm512_broadcast_i32x4(_mm256_castsi256_si128(fast_lut_avx2(v)));
-    t.gather = _mm512_loadu_si512(g_codeGather);
-    for (b = 0; b < 4; b++) t.index[b] = _mm512_loadu_si512(g_blockIndex[b]);
     for (k = 0; k + 2 <= ng; k += 2)
-        if (!groups_avx512(v, g + k, 2, xd + 32 * k, esc, escEnd, &t, &acc)) return 0;
-    if (k < ng && !groups_avx512(v, g + k, 1, xd + 32 * k, esc, escEnd, &t, &acc)) return 0;
+        if (!groups_avx512(v, g + k, 2, xd + 32 * k, esc, escEnd, t, &acc)) return 0;
+    if (k < ng && !groups_avx512(v, g + k, 1, xd + 32 * k, esc, escEnd, t, &acc)) return 0;
     _mm256_storeu_ps(lanes, _mm256_add_ps(_mm512_castps512_ps256(acc),
                                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))));
     *out = glyd_dotTree(lanes);
@@ -391,12 +396,14 @@ typedef struct {
     int wide;            /* else AVX-512, else AVX2 */
     uint64_t escLimit;   /* the blob's escapes */
     uint8_t lut16[16];   /* code -> exponent; the escape code gives 0 */
-    uint8_t lutHi[32], lutLo[32]; /* 4-bit codes: its top 7 bits, its low bit << 7, in both 128-bit lanes */
+    split_lut split;     /* 4-bit codes: the exponent's two parts */
+    kernel_tables tables;/* AVX-512 */
 } fused_call;
 
 static void call_init(fused_call* c, const glyd_matrix* w)
 {
     const glyd_tensorView* const v = &w->view;
+    uint8_t hi[32], lo[32];
     unsigned k;
     c->w = w;
     c->nibbles = v->fastCodes == GLYD_TENSOR_NIBBLE_CODES;
@@ -405,9 +412,14 @@ static void call_init(fused_call* c, const glyd_matrix* w)
     memset(c->lut16, 0, sizeof c->lut16);
     memcpy(c->lut16, v->fastSymbols, v->fastCodes);
     for (k = 0; k < 32; k++) {
-        c->lutHi[k] = (uint8_t)(c->lut16[k % 16] >> 1);
-        c->lutLo[k] = (uint8_t)((c->lut16[k % 16] & 1) << 7);
+        hi[k] = (uint8_t)(c->lut16[k % 16] >> 1);
+        lo[k] = (uint8_t)((c->lut16[k % 16] & 1) << 7);
     }
+    memcpy(&c->split.hi, hi, 32);
+    memcpy(&c->split.lo, lo, 32);
+    /* the AVX-512 kernel's tables once a call, not once a piece: a row
+     * of 896 is only 14 of its steps */
+    if (c->wide) tables_avx512(v, &c->tables);
 }
 
 /* Unit u's pieces: out[k] is piece k summed, plus 0 (as weights.c's
@@ -420,17 +432,14 @@ static size_t unit_pieces(const fused_call* c, uint64_t u, const float* xd, floa
     uint64_t esc = u ? glyd_read32(v->escapeEnds + 4 * (u - 1)) : 0;
     uint64_t const escEnd = glyd_read32(v->escapeEnds + 4 * u);
     if (c->nibbles) {
-        split_lut lut;
-        memcpy(&lut.hi, c->lutHi, 32);
-        memcpy(&lut.lo, c->lutLo, 32);
         RETURN_ERROR_IF(!unit_nibbles_avx2(v, a / 32, (b - a) / w->chunk, w->chunk / 32, xd + a % w->cols, &esc,
-                                           escEnd, &lut, out),
+                                           escEnd, &c->split, out),
                         corruption_detected, "escape beyond the unit's escapes");
     } else if (c->wide) {
         uint64_t i;
         for (i = a; i < b; i += w->chunk, out++) {
             float s;
-            RETURN_ERROR_IF(!piece_avx512(v, i / 32, w->chunk / 32, xd + i % w->cols, &esc, escEnd, &s),
+            RETURN_ERROR_IF(!piece_avx512(v, i / 32, w->chunk / 32, xd + i % w->cols, &esc, escEnd, &c->tables, &s),
                             corruption_detected, "escape beyond the unit's escapes");
             *out = 0.0f + s;
         }
