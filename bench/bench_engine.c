@@ -8,8 +8,8 @@
  *
  *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]
  *
- * --avx2 keeps the tensor decoders and the products' kernels to AVX2 (what
- * a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
+ * --avx2 keeps the tensor decoders, the products' kernels and attention to
+ * AVX2 (what a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
  * layout's codes (glyd_llmParams.fastCodeBits; by default this CPU's best).
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "glyd_llm.h"
+#include "../llm/infer/infer.h"
 #include "../lib/tensor/tensor.h"
 
 static double now_s(void)
@@ -83,7 +84,10 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         memset(&p, 0, sizeof p);
         p.nbThreads = threads;
         p.plainWeights = plain;
-        if (g_avx2) glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
+        if (g_avx2) {
+            glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
+            glyd_attendSimdLimit(GLYD_SIMD_AVX2);
+        }
         p.fastCodeBits = g_codeBits;
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
