@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * fast_simd.h: reading the fast layout's codes (3-bit or 4-bit) with AVX2, shared by the
- * tensor decoder and the engine's products that decode in registers.
+ * fast_simd.h: reading the fast layout's codes (3-bit or 4-bit) with AVX2,
+ * shared by the tensor decoder and the engine's products that decode in
+ * registers.
  * Include only where TENSOR_FAST_AVX2 (x86-64, GCC or Clang) holds.
  */
 #ifndef GLYD_FAST_SIMD_H

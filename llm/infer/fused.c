@@ -295,7 +295,8 @@ static inline int patch_escapes(uint32_t mask, const uint8_t* escapes, uint64_t*
     if ((uint64_t)__builtin_popcount(mask) > escEnd - *esc) return 0;
     for (; inOrder; inOrder &= inOrder - 1) {
         unsigned const e = (unsigned)__builtin_ctz(inOrder);
-        unsigned const lane = e >= 8 && e < 16 ? e + 8 : e >= 16 && e < 24 ? e - 8 : e;
+        /* the byte holding e's code, in the low lane or (its high half) the high one */
+        unsigned const lane = glyd_nibbleByte(e) + 4 * glyd_nibbleShift(e);
         unsigned const x = escapes[(*esc)++];
         __m256i const at = _mm256_cmpeq_epi8(_mm256_load_si256((const __m256i*)(const void*)g_laneIndex),
                                              _mm256_set1_epi8((char)lane));
