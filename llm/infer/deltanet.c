@@ -13,12 +13,13 @@
  *     o = S^T q
  *   x += Wout (rmsnorm(o) * w * silu(z))        (per value head)
  *
- * The products of a batch of tokens run together (their rows decoded once),
- * but the convolution and the recurrence run token after token, in prompts
- * as in decoding: a token's numbers are then the same whether it came in a
- * batch or alone, to the bit. The chunked form of the delta rule (the
- * recurrence rewritten as products over blocks of tokens) rounds otherwise
- * and would break that; docs/ENGINE.md says what it would gain.
+ * The products of a batch of tokens run together (their rows decoded once);
+ * the convolution runs token after token, and the recurrence (delta_rule.c)
+ * each value head through the batch's tokens in turn, in prompts as in
+ * decoding: a token's numbers are then the same whether it came in a batch
+ * or alone, to the bit. The chunked form of the delta rule (the recurrence
+ * rewritten as products over blocks of tokens) rounds otherwise and would
+ * break that; `make bench-deltanet` measures what it would gain.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -35,7 +36,7 @@ struct glyd_deltaNet_s {
     float *qkv, *z, *b, *a; /* (batch, convDim) (batch, values) (batch, vHeads) x2 */
     float* core;        /* (batch, values): the heads' outputs, then gated */
     float* out;         /* (batch, dim) */
-    float* kv;          /* (valueDim) */
+    float* scratch;     /* (3 valueDim): glyd_deltaRule's */
 };
 
 static size_t conv_dim(const glyd_llmConfig* c)
@@ -62,9 +63,9 @@ glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c)
     d->a = (float*)calloc((size_t)GLYD_BATCH * c->linearValueHeads, sizeof(float));
     d->core = (float*)calloc((size_t)GLYD_BATCH * values, sizeof(float));
     d->out = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
-    d->kv = (float*)calloc(c->linearValueDim, sizeof(float));
+    d->scratch = (float*)calloc(3 * (size_t)c->linearValueDim, sizeof(float));
     if (!d->slot || !d->convState || !d->state || !d->qkv || !d->z || !d->b || !d->a || !d->core || !d->out ||
-        !d->kv) {
+        !d->scratch) {
         glyd_deltaNetFree(d);
         return NULL;
     }
@@ -76,7 +77,7 @@ void glyd_deltaNetFree(glyd_deltaNet* d)
 {
     if (!d) return;
     free(d->slot); free(d->convState); free(d->state);
-    free(d->qkv); free(d->z); free(d->b); free(d->a); free(d->core); free(d->out); free(d->kv);
+    free(d->qkv); free(d->z); free(d->b); free(d->a); free(d->core); free(d->out); free(d->scratch);
     free(d);
 }
 
@@ -119,33 +120,6 @@ static void conv_step(float* y, const float* x, float* st, const float* w, size_
     }
 }
 
-/* One value head's step of the delta rule: S (dk x dv) decays, takes the
- * correction of its prediction for k toward v, and is read with q. */
-static void delta_step(float* S, const float* q, const float* k, const float* v, float decay, float beta, float* o,
-                       float* kv, unsigned dk, unsigned dv)
-{
-    unsigned i, j;
-    for (j = 0; j < dv; j++) kv[j] = 0;
-    for (i = 0; i < dk; i++) {
-        float* const row = S + (size_t)i * dv;
-        float const ki = k[i];
-        for (j = 0; j < dv; j++) {
-            row[j] *= decay;
-            kv[j] += row[j] * ki;
-        }
-    }
-    for (j = 0; j < dv; j++) kv[j] = (v[j] - kv[j]) * beta; /* the delta */
-    for (j = 0; j < dv; j++) o[j] = 0;
-    for (i = 0; i < dk; i++) {
-        float* const row = S + (size_t)i * dv;
-        float const ki = k[i], qi = q[i];
-        for (j = 0; j < dv; j++) {
-            row[j] += ki * kv[j];
-            o[j] += row[j] * qi;
-        }
-    }
-}
-
 size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_layer* L, unsigned layer,
                           const float* xn, float* x, size_t T, glyd_matmulsFn products, void* opaque)
 {
@@ -165,30 +139,38 @@ size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_
         FORWARD_IF_ERROR(products(opaque, w3, y3, 3, xn, T));
         FORWARD_IF_ERROR(products(opaque, &wa, &d->a, 1, xn, T));
     }
+    /* each token's convolution, normalized queries and keys, decays
+     * (their logarithms, over a) and betas (over b) */
     for (t = 0; t < T; t++) {
         float* const y = d->qkv + t * cd; /* convolved in place: x is copied into the state first */
-        float* const q = y;
-        float* const k = y + keys;
-        const float* const v = y + 2 * keys;
-        const float* const z = d->z + t * values;
-        float* const o = d->core + t * values;
         conv_step(y, y, convState, L->conv, cd, K);
         for (h = 0; h < kHeads; h++) {
-            l2norm(q + (size_t)h * dk, dk);
-            l2norm(k + (size_t)h * dk, dk);
+            l2norm(y + (size_t)h * dk, dk);
+            l2norm(y + keys + (size_t)h * dk, dk);
         }
-        for (i = 0; i < keys; i++) q[i] *= qScale;
+        for (i = 0; i < keys; i++) y[i] *= qScale;
         for (h = 0; h < vHeads; h++) {
-            size_t const kh = (size_t)(h / group) * dk;
-            float const decay = expf(L->aNeg[h] * softplus(d->a[t * vHeads + h] + L->dtBias[h]));
-            float const beta = sigmoid(d->b[t * vHeads + h]);
-            float* const oh = o + (size_t)h * dv;
-            const float* const zh = z + (size_t)h * dv;
+            float* const a = d->a + t * vHeads + h;
+            float* const b = d->b + t * vHeads + h;
+            *a = L->aNeg[h] * softplus(*a + L->dtBias[h]);
+            *b = sigmoid(*b);
+        }
+    }
+    /* each head through all the tokens, its state staying in cache */
+    for (h = 0; h < vHeads; h++) {
+        size_t const kh = (size_t)(h / group) * dk;
+        glyd_deltaTokens const tokens = { d->qkv + kh, d->qkv + keys + kh, cd, d->qkv + 2 * keys + (size_t)h * dv, cd,
+                                          d->a + h, d->b + h, vHeads, d->core + (size_t)h * dv, values };
+        glyd_deltaRule(state + (size_t)h * dk * dv, &tokens, T, dk, dv, d->scratch);
+    }
+    /* the gated RMSNorm of each head's output: normalized, weighted, then
+     * gated by silu(z) */
+    for (t = 0; t < T; t++) {
+        for (h = 0; h < vHeads; h++) {
+            float* const oh = d->core + t * values + (size_t)h * dv;
+            const float* const zh = d->z + t * values + (size_t)h * dv;
             float ss = 0, inv;
             unsigned j;
-            delta_step(state + (size_t)h * dk * dv, q + kh, k + kh, v + (size_t)h * dv, decay, beta, oh, d->kv,
-                       dk, dv);
-            /* the gated RMSNorm: normalized, weighted, then gated by silu(z) */
             for (j = 0; j < dv; j++) ss += oh[j] * oh[j];
             inv = 1.0f / sqrtf(ss / (float)dv + c->normEps);
             for (j = 0; j < dv; j++) oh[j] = gk_swiglu(zh[j], L->gateNorm[j] * (oh[j] * inv));

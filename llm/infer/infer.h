@@ -493,6 +493,26 @@ void glyd_deltaNetReset(glyd_deltaNet* d);
  * through its state: x (T, dim) += its output. */
 size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_layer* L, unsigned layer,
                           const float* xn, float* x, size_t T, glyd_matmulsFn products, void* opaque);
+/* One value head's tokens for the delta rule: token t's query and key
+ * (dk each, the query scaled) at q and k + t qkStride, its value (dv) at
+ * v + t vStride, its decay's logarithm and its beta at + t gateStride, its
+ * output to o + t oStride. */
+typedef struct {
+    const float *q, *k;
+    size_t qkStride;
+    const float* v;
+    size_t vStride;
+    const float *logDecay, *beta;
+    size_t gateStride;
+    float* o;
+    size_t oStride;
+} glyd_deltaTokens;
+/* The delta rule of one value head over T tokens, token after token
+ * (delta_rule.c): S (dk x dv) decays by e^logDecay, takes beta of the
+ * correction of its prediction for k toward v, and is read with q. A token's
+ * output is the same to the bit whatever T its call had. scratch: room for
+ * 3 dv floats. Follows glyd_tensorSimdLimit. */
+void glyd_deltaRule(float* S, const glyd_deltaTokens* x, size_t T, unsigned dk, unsigned dv, float* scratch);
 /* Qwen3.5's full-attention q_proj output, each head's query then its gate,
  * split in place: the queries packed (T, heads * headDim) from the front
  * of q, the gates into gate (T, heads * headDim). */

@@ -1264,11 +1264,15 @@ TEST(engine_refuses_fused_experts)
 /* ------------------------------------------------------------------------ */
 
 /* 200 positions, three linear layers and a full-attention one: batches of
- * 32 through the recurrence, and one token at a time, to the same bits */
+ * 32 through the recurrence, and one token at a time, to the same bits; on
+ * the widest kernels and on the portable code */
 TEST(engine_tiny_qwen3_5_against_transformers)
 {
     check_tiny("tiny-qwen3-5", 0, 0);
     check_tiny("tiny-qwen3-5", 1, 0);
+    glyd_tensorSimdLimit(GLYD_SIMD_NONE);
+    check_tiny("tiny-qwen3-5", 0, 0);
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
 }
 
 /* the released multimodal form: text_config, model.language_model., a
