@@ -26,7 +26,7 @@
 
 #define TILE_BLOCK 16 /* weights.c's DOT_BLOCK */
 
-/* Rows widened together: the AVX-512 kernel's R. */
+/* Rows widened together: both kernels' R. */
 #define TILE_ROWS 4
 
 /* Columns of a piece widened at a time: the tile stays in L1 while every
@@ -105,13 +105,13 @@ static void tile_widen(tile* t, const uint16_t* w, size_t stride, unsigned nbRow
  * 4 V accumulators, 4 weights, one x.
  */
 static inline __attribute__((always_inline, target("avx512f")))
-void span_avx512(tile* t, const float* x, size_t xStride, size_t v0, unsigned V, size_t nbBlocks)
+void span_avx512(tile* t, int first, const float* x, size_t xStride, size_t v0, unsigned V, size_t nbBlocks)
 {
     __m512 a[TILE_ROWS][6];
     unsigned k, v;
     size_t b;
     for (k = 0; k < TILE_ROWS; k++)
-        for (v = 0; v < V; v++) a[k][v] = _mm512_load_ps(PAIR(t, k, v0 + v));
+        for (v = 0; v < V; v++) a[k][v] = first ? _mm512_setzero_ps() : _mm512_load_ps(PAIR(t, k, v0 + v));
     for (b = 0; b < nbBlocks; b++) {
         __m512 const w0 = _mm512_load_ps(t->w[0] + b * TILE_BLOCK), w1 = _mm512_load_ps(t->w[1] + b * TILE_BLOCK),
                      w2 = _mm512_load_ps(t->w[2] + b * TILE_BLOCK), w3 = _mm512_load_ps(t->w[3] + b * TILE_BLOCK);
@@ -129,74 +129,96 @@ void span_avx512(tile* t, const float* x, size_t xStride, size_t v0, unsigned V,
 
 /* The tile times every vector: six at a time, then the rest. */
 __attribute__((target("avx512f")))
-static void spans_avx512(tile* t, const float* x, size_t xStride, size_t nbVec, size_t nbBlocks)
+static void spans_avx512(tile* t, int first, const float* x, size_t xStride, size_t nbVec, size_t nbBlocks)
 {
     size_t v0 = 0;
-    for (; v0 + 6 <= nbVec; v0 += 6) span_avx512(t, x, xStride, v0, 6, nbBlocks);
+    for (; v0 + 6 <= nbVec; v0 += 6) span_avx512(t, first, x, xStride, v0, 6, nbBlocks);
     switch (nbVec - v0) {
-    case 5: span_avx512(t, x, xStride, v0, 5, nbBlocks); break;
-    case 4: span_avx512(t, x, xStride, v0, 4, nbBlocks); break;
-    case 3: span_avx512(t, x, xStride, v0, 3, nbBlocks); break;
-    case 2: span_avx512(t, x, xStride, v0, 2, nbBlocks); break;
-    case 1: span_avx512(t, x, xStride, v0, 1, nbBlocks); break;
+    case 5: span_avx512(t, first, x, xStride, v0, 5, nbBlocks); break;
+    case 4: span_avx512(t, first, x, xStride, v0, 4, nbBlocks); break;
+    case 3: span_avx512(t, first, x, xStride, v0, 3, nbBlocks); break;
+    case 2: span_avx512(t, first, x, xStride, v0, 2, nbBlocks); break;
+    case 1: span_avx512(t, first, x, xStride, v0, 1, nbBlocks); break;
     default: break;
     }
 }
 
 /*
- * AVX2: rows k0, k0 + 1 of the tile times vectors [v0, v0 + V), as
- * weights.c's dot4_avx2 sums: two ymm per pair, its even lanes and its odd
- * ones, each an FMA of the widened weights and x's matching half.
+ * AVX2: the tile's four rows times vectors [v0, v0 + V), as weights.c's
+ * dot4_avx2 sums: two ymm per pair, its even lanes and its odd ones, each
+ * an FMA of the widened weights and x's matching half. The two halves never
+ * meet until a piece closes, so they run one after the other (half h: the
+ * 8 floats at h * 8 of each block): 4 V sums, V halves of x and one of
+ * weights in registers, 4 + V loads for 4 V FMAs.
  */
 static inline __attribute__((always_inline, target("avx2,fma")))
-void span_avx2(tile* t, unsigned k0, const float* x, size_t xStride, size_t v0, unsigned V, size_t nbBlocks)
+void span_avx2(tile* t, int first, unsigned h, const float* x, size_t xStride, size_t v0, unsigned V,
+               size_t nbBlocks)
 {
-    __m256 e[2][3], o[2][3];
+    __m256 a[TILE_ROWS][3];
     unsigned k, v;
     size_t b;
-    for (k = 0; k < 2; k++)
-        for (v = 0; v < V; v++) {
-            e[k][v] = _mm256_load_ps(PAIR(t, k0 + k, v0 + v));
-            o[k][v] = _mm256_load_ps(PAIR(t, k0 + k, v0 + v) + 8);
-        }
+    for (k = 0; k < TILE_ROWS; k++)
+        for (v = 0; v < V; v++) a[k][v] = first ? _mm256_setzero_ps() : _mm256_load_ps(PAIR(t, k, v0 + v) + 8 * h);
     for (b = 0; b < nbBlocks; b++) {
-        const float* const w0 = t->w[k0] + b * TILE_BLOCK;
-        const float* const w1 = t->w[k0 + 1] + b * TILE_BLOCK;
-        __m256 const w0e = _mm256_load_ps(w0), w0o = _mm256_load_ps(w0 + 8);
-        __m256 const w1e = _mm256_load_ps(w1), w1o = _mm256_load_ps(w1 + 8);
-        for (v = 0; v < V; v++) {
-            const float* const xv = x + (v0 + v) * xStride + b * TILE_BLOCK;
-            __m256 const xe = _mm256_loadu_ps(xv), xo = _mm256_loadu_ps(xv + 8);
-            e[0][v] = _mm256_fmadd_ps(w0e, xe, e[0][v]);
-            o[0][v] = _mm256_fmadd_ps(w0o, xo, o[0][v]);
-            e[1][v] = _mm256_fmadd_ps(w1e, xe, e[1][v]);
-            o[1][v] = _mm256_fmadd_ps(w1o, xo, o[1][v]);
+        size_t const i = b * TILE_BLOCK + 8 * h;
+        __m256 xv[3];
+        for (v = 0; v < V; v++) xv[v] = _mm256_loadu_ps(x + (v0 + v) * xStride + i);
+        for (k = 0; k < TILE_ROWS; k++) {
+            __m256 const w = _mm256_load_ps(t->w[k] + i);
+            for (v = 0; v < V; v++) a[k][v] = _mm256_fmadd_ps(w, xv[v], a[k][v]);
         }
     }
-    for (k = 0; k < 2; k++)
-        for (v = 0; v < V; v++) {
-            _mm256_store_ps(PAIR(t, k0 + k, v0 + v), e[k][v]);
-            _mm256_store_ps(PAIR(t, k0 + k, v0 + v) + 8, o[k][v]);
-        }
+    for (k = 0; k < TILE_ROWS; k++)
+        for (v = 0; v < V; v++) _mm256_store_ps(PAIR(t, k, v0 + v) + 8 * h, a[k][v]);
 }
 
-/* The tile's rows that hold weights times every vector, two rows and three
- * vectors at a time: each group of vectors over every pair of rows before
- * the next, so that x's span is read from L2 once per tile. */
+/* The tile times every vector, three vectors at a time, each half over
+ * them before the next group, so that x's span is read from L2 once per
+ * tile. */
 __attribute__((target("avx2,fma")))
-static void spans_avx2(tile* t, unsigned nbRows, const float* x, size_t xStride, size_t nbVec, size_t nbBlocks)
+static void spans_avx2(tile* t, int first, const float* x, size_t xStride, size_t nbVec, size_t nbBlocks)
 {
     size_t v0;
-    unsigned k0;
+    unsigned h;
     for (v0 = 0; v0 < nbVec; v0 += 3) {
         unsigned const V = (unsigned)GLYD_MIN((size_t)3, nbVec - v0);
-        for (k0 = 0; k0 < nbRows; k0 += 2) {
-            if (V == 3) span_avx2(t, k0, x, xStride, v0, 3, nbBlocks);
-            else if (V == 2) span_avx2(t, k0, x, xStride, v0, 2, nbBlocks);
-            else span_avx2(t, k0, x, xStride, v0, 1, nbBlocks);
+        for (h = 0; h < 2; h++) {
+            if (V == 3) span_avx2(t, first, h, x, xStride, v0, 3, nbBlocks);
+            else if (V == 2) span_avx2(t, first, h, x, xStride, v0, 2, nbBlocks);
+            else span_avx2(t, first, h, x, xStride, v0, 1, nbBlocks);
         }
     }
 }
+/* Eight pairs' pieces closed at once, as piece_close closes each (no
+ * tail): even + odd lanes, then the 8 x 8 of lane sums transposed so that
+ * register j holds lane j of every pair, and glyd_dotTree's adds run on
+ * the registers, one pair a lane. */
+__attribute__((target("avx2,fma")))
+static void close8_avx2(const float (*lanes)[TILE_BLOCK], float out[8])
+{
+    __m256 s[8], u[8], w[8];
+    unsigned i;
+    for (i = 0; i < 8; i++) s[i] = _mm256_add_ps(_mm256_load_ps(lanes[i]), _mm256_load_ps(lanes[i] + 8));
+    for (i = 0; i < 8; i += 2) {
+        u[i] = _mm256_unpacklo_ps(s[i], s[i + 1]);
+        u[i + 1] = _mm256_unpackhi_ps(s[i], s[i + 1]);
+    }
+    for (i = 0; i < 8; i += 4) {
+        w[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);
+        w[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xEE);
+        w[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44);
+        w[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xEE);
+    }
+    /* lane j of pairs 0-3 in w[j % 4] (low half for j < 4), of pairs 4-7 in w[4 + j % 4] */
+    for (i = 0; i < 4; i++) {
+        s[i] = _mm256_permute2f128_ps(w[i], w[i + 4], 0x20);
+        s[i + 4] = _mm256_permute2f128_ps(w[i], w[i + 4], 0x31);
+    }
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(s[0], s[4]), _mm256_add_ps(s[2], s[6])),
+                                        _mm256_add_ps(_mm256_add_ps(s[1], s[5]), _mm256_add_ps(s[3], s[7]))));
+}
+
 #  undef PAIR
 
 #endif /* TILE_X86 */
@@ -210,25 +232,41 @@ static void piece_times_batch(tile* t, int level, const uint16_t* rows, uint64_t
     size_t const full = n - n % TILE_BLOCK;
     size_t c, v;
     unsigned k;
-    for (k = 0; k < TILE_ROWS; k++) memset(t->acc[k], 0, nbVec * sizeof t->acc[k][0]);
+    /* a piece too short for a block closes from zero lanes */
+    if (full == 0)
+        for (k = 0; k < TILE_ROWS; k++) memset(t->acc[k], 0, nbVec * sizeof t->acc[k][0]);
 #if TILE_X86
     for (c = 0; c < full; c += TILE_COLS) {
         size_t const len = GLYD_MIN((size_t)TILE_COLS, full - c);
         tile_widen(t, rows + p + c, (size_t)cols, nbRows, len, more);
-        if (level == GLYD_SIMD_AVX512) spans_avx512(t, xd + p + c, (size_t)cols, nbVec, len / TILE_BLOCK);
-        else spans_avx2(t, nbRows, xd + p + c, (size_t)cols, nbVec, len / TILE_BLOCK);
+        if (level == GLYD_SIMD_AVX512) spans_avx512(t, c == 0, xd + p + c, (size_t)cols, nbVec, len / TILE_BLOCK);
+        else spans_avx2(t, c == 0, xd + p + c, (size_t)cols, nbVec, len / TILE_BLOCK);
     }
 #else
     (void)c;
     (void)level;
     (void)more;
 #endif
-    for (k = 0; k < nbRows; k++)
-        for (v = 0; v < nbVec; v++) {
+    for (k = 0; k < nbRows; k++) {
+        v = 0;
+#if TILE_X86
+        /* without a tail, eight pairs at a time */
+        for (; full == n && v + 8 <= nbVec; v += 8) {
+            float part[8];
+            unsigned j;
+            close8_avx2(t->acc[k] + v, part);
+            for (j = 0; j < 8; j++) {
+                float* const out = y + (v + j) * yStride + k;
+                *out = (p == 0 ? 0.0f : *out) + part[j];
+            }
+        }
+#endif
+        for (; v < nbVec; v++) {
             float* const out = y + v * yStride + k;
             float const part = piece_close(t->acc[k][v], rows + k * cols + p, xd + v * cols + p, full, n);
             *out = (p == 0 ? 0.0f : *out) + part;
         }
+    }
 }
 
 int glyd_tileTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, uint32_t chunk, const float* xd,
