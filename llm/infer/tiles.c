@@ -102,7 +102,8 @@ static void tile_widen(tile* t, const uint16_t* w, size_t stride, unsigned nbRow
  * AVX-512: rows 0..3 of the tile times vectors [v0, v0 + V) over nbBlocks
  * blocks, x's span of vector v at x + v * xStride. One zmm per pair holds
  * its 8 even then 8 odd lanes, as the tile's and x's blocks are laid out:
- * 4 V accumulators, 4 weights, one x.
+ * 4 V accumulators, 4 weights, one x. A piece's first span (first) starts
+ * its sums from zero, the others from where the last one left them.
  */
 static inline __attribute__((always_inline, target("avx512f")))
 void span_avx512(tile* t, int first, const float* x, size_t xStride, size_t v0, unsigned V, size_t nbBlocks)
@@ -190,6 +191,7 @@ static void spans_avx2(tile* t, int first, const float* x, size_t xStride, size_
         }
     }
 }
+
 /* Eight pairs' pieces closed at once, as piece_close closes each (no
  * tail): even + odd lanes, then the 8 x 8 of lane sums transposed so that
  * register j holds lane j of every pair, and glyd_dotTree's adds run on
