@@ -10,6 +10,7 @@
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
+#   make bench-tiles   the prompt kernel against the FMA peak and bf16 pairs
 #   make bench-deltanet  Gated DeltaNet's recurrence against the chunked form
 #   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
@@ -67,7 +68,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 # What programs of this tree link: both libraries, statically.
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-fused bench-deltanet bench-load gpu-model tools demo install \
+.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
         uninstall clean py-test bench-python bench-from-pretrained \
         portable cuda cuda-cpu bench-engine-qwen35
 
@@ -239,6 +240,13 @@ $(BUILD)/bench_fused: bench/bench_fused.c $(STATIC_LIBS)
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 bench-fused: all $(BUILD)/bench_fused
 	$(Q)$(BUILD)/bench_fused $(BENCH_ARGS)
+
+# The prompt kernel (tiles.c) at each SIMD level against the core's FMA
+# peak and a bf16-pair candidate, one thread.
+$(BUILD)/bench_tiles: bench/bench_tiles.c $(STATIC_LIBS)
+	$(Q)$(CC) $(OPT) -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
+bench-tiles: all $(BUILD)/bench_tiles
+	$(Q)$(BUILD)/bench_tiles $(BENCH_ARGS)
 
 # Gated DeltaNet's recurrence against the chunked form of the delta rule,
 # one thread, Qwen3.5-9B's heads.
