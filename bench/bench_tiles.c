@@ -114,7 +114,7 @@ int main(int argc, char** argv)
     double best[3] = { 1e30, 1e30, 1e30 }, peak, flops;
     uint16_t *w, *xb;
     float *x, *xd, *y, *yb;
-    long const reps = 100;
+    long const reps = 300;
     for (a = 1; a < argc; a++) {
         if (!strcmp(argv[a], "--vectors") && a + 1 < argc) nbVec = strtoull(argv[++a], NULL, 10);
         else if (!strcmp(argv[a], "--rounds") && a + 1 < argc) rounds = atoi(argv[++a]);
@@ -156,7 +156,7 @@ int main(int argc, char** argv)
     have[2] = have[1] && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16");
     if (!have[0]) { fprintf(stderr, "bench_tiles: the tiles need AVX2 and FMA\n"); return 1; }
     peak = 1e30;
-    for (r = 0; r < 5; r++) peak = fmin(peak, fma_peak_seconds(100000000L));
+    for (r = 0; r < 5; r++) peak = fmin(peak, fma_peak_seconds(20000000L));
     for (r = 0; r < rounds; r++)
         for (k = 0; k < 3; k++) {
             double t0;
@@ -176,7 +176,7 @@ int main(int argc, char** argv)
     glyd_tensorSimdLimit(GLYD_SIMD_BEST);
     flops = 2.0 * (double)rows * (double)cols * (double)nbVec * (double)reps;
     printf("%zu rows of %zu times %zu vectors, one thread (GFLOP/s)\n", rows, cols, nbVec);
-    printf("  FMA peak (12 chains of 8 lanes)  %6.1f\n", 100000000.0 * 12 * 16 / peak / 1e9);
+    printf("  FMA peak (12 chains of 8 lanes)  %6.1f\n", 20000000.0 * 12 * 16 / peak / 1e9);
     for (k = 0; k < 2; k++)
         if (have[k]) printf("  %-32s %6.1f\n", kNames[k], flops / best[k] / 1e9);
     if (have[2]) {
