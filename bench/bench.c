@@ -49,6 +49,7 @@
 #include <zstd.h>
 
 #include "glyd.h"
+#include "bench_util.h"
 
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                            */
@@ -77,13 +78,6 @@ static char* xstrdup(const char* s)
     char* const p = (char*)xmalloc(strlen(s) + 1);
     strcpy(p, s);
     return p;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 static const double MiB = 1024.0 * 1024.0;
@@ -591,11 +585,11 @@ static void measure_cell(Bench* b, int r, const Input* in, Cell* cell)
     mem_reset_peak();
     session_open_compress(&s, spec);
     cell->ctime = INFINITY;
-    start = now_s();
+    start = bench_now_s();
     do {
-        const double t0 = now_s();
+        const double t0 = bench_now_s();
         const size_t got = session_compress(&s, b->cbuf, cap, in->data, in->size, in->name);
-        const double t = now_s() - t0;
+        const double t = bench_now_s() - t0;
         if (cell->cruns == 0) {
             csize = got;
             cell->cpeak = mem_peak();
@@ -605,7 +599,7 @@ static void measure_cell(Bench* b, int r, const Input* in, Cell* cell)
         }
         if (t < cell->ctime) cell->ctime = t;
         cell->cruns++;
-    } while (now_s() - start < b->minTime);
+    } while (bench_now_s() - start < b->minTime);
     session_close(&s);
     cell->comp = csize;
 
@@ -615,11 +609,11 @@ static void measure_cell(Bench* b, int r, const Input* in, Cell* cell)
     mem_reset_peak();
     session_open_decompress(&s, spec);
     cell->dtime = INFINITY;
-    start = now_s();
+    start = bench_now_s();
     do {
-        const double t0 = now_s();
+        const double t0 = bench_now_s();
         const size_t got = session_decompress(&s, b->dbuf, b->dcap, b->cbuf, csize, in->name);
-        const double t = now_s() - t0;
+        const double t = bench_now_s() - t0;
         if (cell->druns == 0) {
             cell->dpeak = mem_peak();
             if (got != in->size || memcmp(b->dbuf, in->data, in->size) != 0)
@@ -627,7 +621,7 @@ static void measure_cell(Bench* b, int r, const Input* in, Cell* cell)
         }
         if (t < cell->dtime) cell->dtime = t;
         cell->druns++;
-    } while (now_s() - start < b->minTime);
+    } while (bench_now_s() - start < b->minTime);
     session_close(&s);
     if (mem_current() != 0)
         fprintf(stderr, "bench: warning: %s %s left %zu bytes allocated after freeing its contexts\n",
@@ -793,17 +787,17 @@ static double time_glyd_compress(glyd_CCtx* cctx, uint8_t* dst, size_t cap, cons
                                  size_t n, double minTime, size_t* frame, size_t* peak)
 {
     double best = INFINITY;
-    const double start = now_s();
+    const double start = bench_now_s();
     int runs = 0;
     do {
-        const double t0 = now_s();
+        const double t0 = bench_now_s();
         const size_t r = glyd_compress2(cctx, dst, cap, src, n);
-        const double t = now_s() - t0;
+        const double t = bench_now_s() - t0;
         if (glyd_isError(r)) die("threads test: compression failed: %s", glyd_getErrorName(r));
         if (runs == 0) { *frame = r; *peak = mem_peak(); }
         if (t < best) best = t;
         runs++;
-    } while (now_s() - start < minTime);
+    } while (bench_now_s() - start < minTime);
     return best;
 }
 
@@ -821,11 +815,11 @@ static double time_glyd_decompress(int workers, uint8_t* dst, const uint8_t* fra
     e = glyd_DCtx_setParameter(dctx, glyd_d_nbWorkers, workers);
     if (glyd_isError(e)) die("threads test: glyd_d_nbWorkers=%d: %s", workers, glyd_getErrorName(e));
     memset(dst, 0xA5, n);
-    start = now_s();
+    start = bench_now_s();
     do {
-        const double t0 = now_s();
+        const double t0 = bench_now_s();
         const size_t r = glyd_decompressDCtx(dctx, dst, n, frame, frameSize);
-        const double t = now_s() - t0;
+        const double t = bench_now_s() - t0;
         if (glyd_isError(r))
             die("threads test: decompression with %d workers failed: %s", workers, glyd_getErrorName(r));
         if (runs == 0) {
@@ -836,7 +830,7 @@ static double time_glyd_decompress(int workers, uint8_t* dst, const uint8_t* fra
         }
         if (t < best) best = t;
         runs++;
-    } while (now_s() - start < minTime);
+    } while (bench_now_s() - start < minTime);
     glyd_freeDCtx(dctx);
     return best;
 }
@@ -1308,7 +1302,7 @@ int main(int argc, char** argv)
     if (loadStart[0] > 0.8)
         fprintf(stderr, "bench: warning: load average %.2f before starting; timings may be noisy\n",
                 loadStart[0]);
-    t0 = now_s();
+    t0 = bench_now_s();
     for (pass = 0; pass < rounds; pass++) {
         if (rounds > 1) fprintf(stderr, "pass %d of %d\n", pass + 1, rounds);
         for (r = 0; r < NB_ROWS; r++) {
@@ -1317,14 +1311,14 @@ int main(int argc, char** argv)
             if (!enabled[r] || (pass > 0 && kRows[r].slow)) continue;
             /* the slow rows get the whole time in their one pass */
             b.minTime = kRows[r].slow ? minTime : minTime / rounds;
-            rowStart = now_s();
+            rowStart = bench_now_s();
             fprintf(stderr, "%-20s", row_name(r, name, sizeof(name)));
             for (i = 0; i < inputs.count; i++) {
                 const Input* const in = &inputs.items[i];
                 if (in->isMix && kRows[r].slow && !full) continue;
                 bench_cell(&b, r, in, &cells[(size_t)r * (size_t)inputs.count + (size_t)i]);
             }
-            fprintf(stderr, " %7.1f s\n", now_s() - rowStart);
+            fprintf(stderr, " %7.1f s\n", bench_now_s() - rowStart);
         }
     }
     if (threads && mix) run_threads_test(mix, minTime, &tres);
@@ -1355,7 +1349,7 @@ int main(int argc, char** argv)
     if (getloadavg(loadEnd, 1) != 1) loadEnd[0] = -1;
     emit("\nTotal run time: %.0f s; 1-minute load average %.2f before, %.2f after (the benchmark "
          "itself adds about 1, 2 during the threads test; more means other work shared the machine).\n",
-         now_s() - t0, loadStart[0], loadEnd[0]);
+         bench_now_s() - t0, loadStart[0], loadEnd[0]);
     fclose(g_md);
     g_md = NULL;
 

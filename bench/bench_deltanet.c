@@ -23,6 +23,7 @@
 
 #include "../lib/tensor/tensor.h"
 #include "../llm/infer/infer.h"
+#include "bench_util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #  include <immintrin.h>
@@ -34,18 +35,8 @@ enum { DK = 128, DV = 128, HEADS = 32, CHUNK_MAX = 64 };
 
 #define AVX2_FN __attribute__((target("avx2,fma"))) static
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static float uniform(uint64_t* s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (float)((double)(*s >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-}
+/* uniform in (-1, 1] */
+static float uniform(uint64_t* s) { return (float)(2.0 * bench_uniform(s) - 1.0); }
 
 /* C (m x n) = (accumulate ? C : 0) + A (m x k) B (k x n), all row-major;
  * m a multiple of 4, n of 16: 4 x 16 blocks of C in registers. */
@@ -207,10 +198,10 @@ int main(int argc, char** argv)
             double t0;
             memset(S, 0, (size_t)HEADS * DK * DV * sizeof(float));
             glyd_tensorSimdLimit(v == 0 ? GLYD_SIMD_NONE : GLYD_SIMD_BEST);
-            t0 = now_s();
+            t0 = bench_now_s();
             if (v < 2) recurrence(S, &in, o[v], scratch);
             else chunked(S, &in, o[v], kChunks[v - 2]);
-            best[v] = fmin(best[v], now_s() - t0);
+            best[v] = fmin(best[v], bench_now_s() - t0);
         }
     for (v = 1; v < 5; v++) {
         double worst = 0, scale = 0;

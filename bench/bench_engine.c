@@ -27,13 +27,7 @@
 #include "glyd_llm.h"
 #include "../llm/infer/infer.h"
 #include "../lib/tensor/tensor.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
 
 /* Resident kB of this process (VmRSS) and its peak (VmHWM). */
 static void rss_kb(long* now, long* peak)
@@ -100,20 +94,20 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         toks = (int*)malloc((size_t)nbPrompt * sizeof(int));
         for (i = 0; i < nbPrompt; i++) toks[i] = (int)((i * 7919u + 13) % info.vocabSize);
         /* a prompt, then tokens one at a time, each the previous one's argmax */
-        t0 = now_s();
+        t0 = bench_now_s();
         if (glyd_isError(glyd_llmForward(m, toks, (size_t)nbPrompt, 0, logits, 0))) _exit(1);
-        r.prompt = nbPrompt / (now_s() - t0);
+        r.prompt = nbPrompt / (bench_now_s() - t0);
         rss_kb(&after, &peak);
         r.rssWeights = after - before;
         r.peakWeights = peak - before;
-        t0 = now_s();
+        t0 = bench_now_s();
         for (i = 0; i < nbDecode; i++) {
             unsigned k, best = 0;
             for (k = 1; k < info.vocabSize; k++) if (logits[k] > logits[best]) best = k;
             tok = (int)best;
             if (glyd_isError(glyd_llmForward(m, &tok, 1, (size_t)(nbPrompt + i), logits, 0))) _exit(1);
         }
-        r.decode = nbDecode / (now_s() - t0);
+        r.decode = nbDecode / (bench_now_s() - t0);
         rss_kb(&after, &r.peakProcess);
         r.weightBytes = info.weightBytes;
         r.bf16Bytes = info.weightBytesBf16;

@@ -19,27 +19,7 @@
 
 #include "../llm/infer/infer.h"
 #include "../lib/tensor/tensor.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* A uniform double in (0, 1] from a 64-bit LCG. */
-static double uniform(uint64_t* s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return ((double)(*s >> 11) + 1.0) / 9007199254740992.0;
-}
-
-static uint16_t to_bf16(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return (uint16_t)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
-}
+#include "bench_util.h"
 
 int main(int argc, char** argv)
 {
@@ -62,8 +42,8 @@ int main(int argc, char** argv)
     y = (float*)malloc((size_t)rows * sizeof(float));
     if (!w || !xd || !y) return 1;
     for (i = 0; i < rows * cols; i++) {
-        double const u1 = uniform(&s), u2 = uniform(&s);
-        w[i] = to_bf16((float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2)));
+        double const u1 = bench_uniform(&s), u2 = bench_uniform(&s);
+        w[i] = bench_to_bf16((float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2)));
     }
     for (i = 0; i < cols; i++) xd[i] = (float)((int)(i * 7 % 13) - 6) / 8.0f;
     if (avx2) glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
@@ -75,9 +55,9 @@ int main(int argc, char** argv)
     }
     for (r = 0; r < rounds; r++)
         for (k = 0; k < 2; k++) {
-            double const t0 = now_s();
+            double const t0 = bench_now_s();
             if (glyd_isError(glyd_fusedRows(&m[k], xd, y, 0, rows))) return 1;
-            best[k] = fmin(best[k], now_s() - t0);
+            best[k] = fmin(best[k], bench_now_s() - t0);
         }
     printf("## Fused products: %llu x %llu, one thread, %s, best of %d\n\n", (unsigned long long)rows,
            (unsigned long long)cols, avx2 ? "kept to AVX2" : "the CPU's widest kernels", rounds);

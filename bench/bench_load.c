@@ -24,13 +24,7 @@
 #include <unistd.h>
 
 #include "glyd_llm.h"
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
 
 typedef struct { double open, firstToken; } timing;
 
@@ -59,12 +53,12 @@ static int measure(const char* path, int compact, int check, unsigned threads, t
         p.skipWeightChecks = !check;
         p.message = msg;
         p.messageCapacity = sizeof msg;
-        t0 = now_s();
+        t0 = bench_now_s();
         m = glyd_llmOpen(path, &p, &err);
         if (!m) { fprintf(stderr, "bench_load: %s: %s\n", path, msg[0] ? msg : glyd_getErrorName(err)); _exit(1); }
-        t.open = now_s() - t0;
+        t.open = bench_now_s() - t0;
         if (glyd_isError(glyd_llmGreedy(m, &bos, 1, 0, &next))) _exit(1);
-        t.firstToken = now_s() - t0;
+        t.firstToken = bench_now_s() - t0;
         glyd_llmClose(m);
         if (write(fds[1], &t, sizeof t) != (ssize_t)sizeof t) _exit(1);
         _exit(0);

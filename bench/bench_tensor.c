@@ -18,13 +18,7 @@
 #include <zstd.h>
 
 #include "../llm/model/model.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "bench_util.h"
 
 typedef struct {
     const glyd_stTensor* t;
@@ -64,10 +58,10 @@ static double shannon_bits(const bench_tensor* bt)
 static double time_all(bench_tensor* ts, size_t nb, int decode, glyd_tensorLayout layout, unsigned threads,
                        double minTime, uint8_t* scratch)
 {
-    double best = 1e99, end = now() + minTime;
+    double best = 1e99, end = bench_now_s() + minTime;
     int checked = 0;
     do {
-        double const t0 = now();
+        double const t0 = bench_now_s();
         size_t i;
         for (i = 0; i < nb; i++) {
             bench_tensor* const b = &ts[i];
@@ -92,9 +86,9 @@ static double time_all(bench_tensor* ts, size_t nb, int decode, glyd_tensorLayou
                 b->blobSize = r;
             }
         }
-        if (now() - t0 < best) best = now() - t0;
+        if (bench_now_s() - t0 < best) best = bench_now_s() - t0;
         checked = 1;
-    } while (now() < end);
+    } while (bench_now_s() < end);
     return best;
 }
 

@@ -20,32 +20,13 @@
 
 #include "../lib/tensor/tensor.h"
 #include "../llm/infer/infer.h"
+#include "bench_util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #  include <immintrin.h>
 #else
 #  error "bench_tiles measures x86-64 kernels"
 #endif
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t next(uint64_t* s)
-{
-    *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return *s >> 11;
-}
-
-static uint16_t to_bf16(float f)
-{
-    uint32_t b;
-    memcpy(&b, &f, 4);
-    return (uint16_t)((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
-}
 
 /* Seconds for `iters` runs of twelve independent chains of FMAs (8 lanes). */
 __attribute__((target("avx2,fma"), noinline))
@@ -56,7 +37,7 @@ static double fma_peak_seconds(long iters)
     __m256 a4 = _mm256_set1_ps(4), a5 = _mm256_set1_ps(5), a6 = _mm256_set1_ps(6), a7 = _mm256_set1_ps(7);
     __m256 a8 = _mm256_set1_ps(8), a9 = _mm256_set1_ps(9), a10 = _mm256_set1_ps(10), a11 = _mm256_set1_ps(11);
     float sink[8];
-    double const t0 = now_s();
+    double const t0 = bench_now_s();
     long n;
     for (n = 0; n < iters; n++) {
         a0 = _mm256_fmadd_ps(a0, b, c); a1 = _mm256_fmadd_ps(a1, b, c); a2 = _mm256_fmadd_ps(a2, b, c);
@@ -65,7 +46,7 @@ static double fma_peak_seconds(long iters)
         a9 = _mm256_fmadd_ps(a9, b, c); a10 = _mm256_fmadd_ps(a10, b, c); a11 = _mm256_fmadd_ps(a11, b, c);
     }
     {
-        double const t = now_s() - t0;
+        double const t = bench_now_s() - t0;
         __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)),
                                  _mm256_add_ps(_mm256_add_ps(a4, a5), _mm256_add_ps(a6, a7)));
         s = _mm256_add_ps(s, _mm256_add_ps(_mm256_add_ps(a8, a9), _mm256_add_ps(a10, a11)));
@@ -135,22 +116,15 @@ int main(int argc, char** argv)
     if (!w || !xb || !x || !xd || !y || !yb) return 1;
     /* weights of a trained model's spread (N(0, 0.02) in bf16), activations of unit scale */
     for (i = 0; i < rows * cols; i++) {
-        double const u1 = ((double)next(&s) + 1.0) / 9007199254740992.0, u2 = (double)next(&s) / 9007199254740992.0;
-        w[i] = to_bf16((float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2)));
+        double const u1 = bench_uniform(&s), u2 = bench_uniform(&s);
+        w[i] = bench_to_bf16((float)(0.02 * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2)));
     }
     for (i = 0; i < nbVec * cols; i++) {
-        x[i] = (float)((double)next(&s) / 4503599627370496.0 - 1.0);
-        xb[i] = to_bf16(x[i]);
+        x[i] = (float)(2.0 * bench_uniform(&s) - 1.0);
+        xb[i] = bench_to_bf16(x[i]);
     }
-    /* the tiles take x as the engine lays it out: per block of 16, its 8
-     * even elements, then its 8 odd ones */
-    for (i = 0; i < nbVec * cols; i += 16) {
-        unsigned j;
-        for (j = 0; j < 8; j++) {
-            xd[i + j] = x[i + 2 * j];
-            xd[i + 8 + j] = x[i + 2 * j + 1];
-        }
-    }
+    /* the tiles take x as the engine lays it out */
+    for (v = 0; v < nbVec; v++) glyd_deinterleaveX(xd + v * cols, x + v * cols, cols, (uint32_t)cols);
     have[0] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     have[1] = have[0] && __builtin_cpu_supports("avx512f");
     have[2] = have[1] && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16");
@@ -163,7 +137,7 @@ int main(int argc, char** argv)
             long n;
             if (!have[k]) continue;
             if (k < 2) glyd_tensorSimdLimit(kLevels[k]);
-            t0 = now_s();
+            t0 = bench_now_s();
             for (n = 0; n < reps; n++) {
                 if (k < 2) {
                     if (!glyd_tileTimesBatch(w, rows, cols, (uint32_t)cols, xd, nbVec, y, rows)) return 1;
@@ -171,7 +145,7 @@ int main(int argc, char** argv)
                     bf16_pairs(w, rows, cols, xb, nbVec, yb);
                 }
             }
-            best[k] = fmin(best[k], now_s() - t0);
+            best[k] = fmin(best[k], bench_now_s() - t0);
         }
     glyd_tensorSimdLimit(GLYD_SIMD_BEST);
     flops = 2.0 * (double)rows * (double)cols * (double)nbVec * (double)reps;

@@ -175,6 +175,10 @@ static inline float glyd_dotFinish(float s[8], const uint16_t* row, const float*
     return glyd_dotTree(s);
 }
 
+/* x's pieces (of `chunk` elements, as rows are summed) in the layout the
+ * products take (deinterleaved): per block of 16, its 8 even elements,
+ * then its 8 odd ones; a piece's tail as it is. */
+void glyd_deinterleaveX(float* xd, const float* x, uint64_t cols, uint32_t chunk);
 /* Whether w's products with one vector can decode in registers
  * (llm/infer/fused.c: the fast layout, in pieces of whole groups, on a CPU
  * and under a SIMD limit that has the kernel). */

@@ -11,7 +11,7 @@
  * The sums are those of weights.c's kernels, bit for bit (see the comment
  * above DOT_BLOCK there): every (row, vector) pair keeps its sixteen lanes,
  * one FMA after another in block order, and closes each piece of a row
- * the same way. The tile's columns are laid out as x is (deinterleave_x):
+ * the same way. The tile's columns are laid out as x is (glyd_deinterleaveX):
  * per block of 16, the 8 even elements, then the 8 odd ones, so that one
  * 16-lane accumulator (or two of 8) holds a pair's even and odd lanes.
  */

@@ -48,7 +48,7 @@ size_t glyd_matrixBytes(const glyd_matrix* m)
  * Splitting even and odd elements is what makes bf16 cheap to widen: a
  * 32-bit lane holding two bf16 values is the odd one as a float once its low
  * half is masked off, and the even one once shifted up by 16. The vector x
- * is laid out to match (deinterleave_x): per block, its 8 even elements,
+ * is laid out to match (glyd_deinterleaveX): per block, its 8 even elements,
  * then its 8 odd ones.
  */
 #define DOT_BLOCK 16
@@ -57,8 +57,7 @@ size_t glyd_matrixBytes(const glyd_matrix* m)
  * hardware prefetcher follows late: each is fetched this far ahead. */
 #define DOT_PREFETCH 512
 
-/* x's pieces (of `chunk` elements, as rows are summed) in the kernels' layout. */
-static void deinterleave_x(float* xd, const float* x, uint64_t cols, uint32_t chunk)
+void glyd_deinterleaveX(float* xd, const float* x, uint64_t cols, uint32_t chunk)
 {
     uint64_t p, i;
     unsigned j;
@@ -263,7 +262,7 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
 {
     size_t t;
     RETURN_ERROR_IF(nbVec > GLYD_BATCH || !s->xd || s->xdCap < nbVec * w->cols, GENERIC, "scratch not reserved");
-    for (t = 0; t < nbVec; t++) deinterleave_x(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
+    for (t = 0; t < nbVec; t++) glyd_deinterleaveX(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
     if (w->plain) {
         block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, nbVec, y);
         return 0;
