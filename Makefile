@@ -11,7 +11,7 @@
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
 #   make bench-tiles   the prompt kernel against the FMA peak and bf16 pairs
-#   make bench-deltanet  Gated DeltaNet's recurrence against the chunked form
+#   make bench-deltanet  Gated DeltaNet's recurrence and chunked form
 #   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
 #   make go-test       the Go module's tests (go/)

@@ -6,11 +6,13 @@
  * bench/vs_llama_cpp.py sets beside llama.cpp's). Each form runs in its own process
  * (so that resident memory is its own), the two in turns.
  *
- *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]
  *
  * --avx2 keeps the tensor decoders, the products' kernels and attention to
  * AVX2 (what a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
  * layout's codes (glyd_llmParams.fastCodeBits; by default this CPU's best).
+ * --chunked-prompts runs a Qwen3.5 prompt's delta rule in the chunked form
+ * (glyd_llmParams.chunkedPrompts), in both forms.
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
@@ -54,6 +56,7 @@ typedef struct {
 /* One form in a child process; the result comes back through a pipe. */
 static int g_avx2;
 static unsigned g_codeBits; /* glyd_llmParams.fastCodeBits */
+static int g_chunkedPrompts;
 
 static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
 {
@@ -83,6 +86,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
             glyd_attendSimdLimit(GLYD_SIMD_AVX2);
         }
         p.fastCodeBits = g_codeBits;
+        p.chunkedPrompts = g_chunkedPrompts;
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
         p.messageCapacity = sizeof msg;
@@ -136,12 +140,13 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
         else if (!strncmp(argv[i], "-T", 2)) threads = (unsigned)atoi(argv[i] + 2);
         else if (!strcmp(argv[i], "--avx2")) g_avx2 = 1;
+        else if (!strcmp(argv[i], "--chunked-prompts")) g_chunkedPrompts = 1;
         else if (!strcmp(argv[i], "--code-bits") && i + 1 < argc) g_codeBits = (unsigned)atoi(argv[++i]);
         else if (argv[i][0] != '-' && !model) model = argv[i];
-        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]\n"); return 2; }
     }
     if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4]\n");
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]\n");
         return 2;
     }
     memset(best, 0, sizeof best);
@@ -163,10 +168,11 @@ int main(int argc, char** argv)
             best[form].bf16Bytes = x.bf16Bytes;
         }
     }
-    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s\n\n", model,
-                        threads, nbPrompt, nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "");
-    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s\n\n", model, nbPrompt,
-                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "");
+    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s%s\n\n", model,
+                        threads, nbPrompt, nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "",
+                        g_chunkedPrompts ? ", chunked prompts" : "");
+    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s%s\n\n", model, nbPrompt,
+                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "");
     printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident "
            "| peak resident, whole process |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");

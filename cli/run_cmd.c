@@ -37,6 +37,9 @@ static void usage(FILE* f)
         "                       checksums as they load (for a pack just verified)\n"
         "  --exact              logits bit-identical to the engine on plain bf16 weights\n"
         "                       (what the engine always gives, on either backend)\n"
+        "  --chunked-prompts    Qwen3.5: a prompt's Gated DeltaNet layers in the chunked\n"
+        "                       form, 16 tokens at a time (faster; its logits then differ\n"
+        "                       from the tokens one at a time in the last bits)\n"
         "  --gpu                run on a CUDA GPU: weights (fast layout or --plain) and\n"
         "                       KV cache in GPU memory; needs libglyd_cuda.so (make cuda)\n"
         "  --gpu=emulated       the GPU backend's kernels emulated on the CPU (slow; a check)\n"
@@ -64,6 +67,7 @@ typedef struct {
     const char* dump;
     long generate;
     int kvF32;
+    int chunkedPrompts;
     unsigned long long ctx;
     int plain;
     int compact;
@@ -178,6 +182,7 @@ static int parse(int argc, char** argv, run_opts* o)
             o->codeBits = (unsigned)v;
         }
         else if (!strcmp(a, "--no-verify")) o->noVerify = 1;
+        else if (!strcmp(a, "--chunked-prompts")) o->chunkedPrompts = 1;
         else if (!strcmp(a, "--gpu") || !strcmp(a, "--gpu=cuda")) o->gpu = GLYD_GPU_CUDA;
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
@@ -498,6 +503,7 @@ static int chat_main(const run_opts* o)
     memset(&p, 0, sizeof p);
     p.nbThreads = o->threads;
     p.kvF32 = o->kvF32;
+    p.chunkedPrompts = o->chunkedPrompts;
     p.plainWeights = o->plain;
     p.compactWeights = o->compact;
     p.fastCodeBits = o->codeBits;
@@ -626,6 +632,7 @@ int cli_run(int argc, char** argv)
     memset(&p, 0, sizeof(p));
     p.nbThreads = o.threads;
     p.kvF32 = o.kvF32;
+    p.chunkedPrompts = o.chunkedPrompts;
     p.plainWeights = o.plain;
     p.compactWeights = o.compact;
     p.fastCodeBits = o.codeBits;

@@ -74,6 +74,14 @@ typedef struct {
      * thread by thread (slow: it is there to test the backend). Any other
      * value is refused. */
     glyd_gpuBackend gpu;
+    /* Qwen3.5's Gated DeltaNet layers in a prompt: 0 runs the recurrence
+     * token after token, so that a prompt's logits are those of its tokens
+     * one at a time to the bit; 1 runs the chunked form, 16 tokens at a
+     * time as products of matrices, which rounds otherwise (its logits
+     * differ from the recurrence's in the last bits) and pays where AVX2
+     * and FMA are. Decoding a token at a time runs the recurrence either
+     * way. */
+    int chunkedPrompts;
     /* progress of coding the weights at load; may be NULL */
     void (*progress)(void* opaque, unsigned long long done, unsigned long long total);
     void* opaque;

@@ -17,9 +17,9 @@
  * the convolution runs token after token, and the recurrence (delta_rule.c)
  * each value head through the batch's tokens in turn, in prompts as in
  * decoding: a token's numbers are then the same whether it came in a batch
- * or alone, to the bit. The chunked form of the delta rule (the recurrence
- * rewritten as products over blocks of tokens) rounds otherwise and would
- * break that; `make bench-deltanet` measures what it would gain.
+ * or alone, to the bit. Asked for, a prompt's batches run the chunked form
+ * instead (delta_chunk.c: products over blocks of 16 tokens), which rounds
+ * otherwise; `make bench-deltanet` measures the two.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,7 +36,8 @@ struct glyd_deltaNet_s {
     float *qkv, *z, *b, *a; /* (batch, convDim) (batch, values) (batch, vHeads) x2 */
     float* core;        /* (batch, values): the heads' outputs, then gated */
     float* out;         /* (batch, dim) */
-    float* scratch;     /* (3 valueDim): glyd_deltaRule's */
+    float* scratch;     /* glyd_deltaRule's or glyd_deltaRuleChunked's */
+    int chunked;        /* batches of more than one token in the chunked form */
 };
 
 static size_t conv_dim(const glyd_llmConfig* c)
@@ -44,7 +45,7 @@ static size_t conv_dim(const glyd_llmConfig* c)
     return 2 * (size_t)c->linearKeyHeads * c->linearKeyDim + (size_t)c->linearValueHeads * c->linearValueDim;
 }
 
-glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c)
+glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c, int chunked)
 {
     glyd_deltaNet* const d = (glyd_deltaNet*)calloc(1, sizeof(glyd_deltaNet));
     size_t const cd = conv_dim(c), values = (size_t)c->linearValueHeads * c->linearValueDim;
@@ -63,7 +64,10 @@ glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c)
     d->a = (float*)calloc((size_t)GLYD_BATCH * c->linearValueHeads, sizeof(float));
     d->core = (float*)calloc((size_t)GLYD_BATCH * values, sizeof(float));
     d->out = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
-    d->scratch = (float*)calloc(3 * (size_t)c->linearValueDim, sizeof(float));
+    d->chunked = chunked;
+    d->scratch = (float*)calloc(chunked ? glyd_deltaChunkWork(c->linearKeyDim, c->linearValueDim)
+                                        : 3 * (size_t)c->linearValueDim,
+                                sizeof(float));
     if (!d->slot || !d->convState || !d->state || !d->qkv || !d->z || !d->b || !d->a || !d->core || !d->out ||
         !d->scratch) {
         glyd_deltaNetFree(d);
@@ -161,7 +165,8 @@ size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_
         size_t const kh = (size_t)(h / group) * dk;
         glyd_deltaTokens const tokens = { d->qkv + kh, d->qkv + keys + kh, cd, d->qkv + 2 * keys + (size_t)h * dv, cd,
                                           d->a + h, d->b + h, vHeads, d->core + (size_t)h * dv, values };
-        glyd_deltaRule(state + (size_t)h * dk * dv, &tokens, T, dk, dv, d->scratch);
+        if (d->chunked && T > 1) glyd_deltaRuleChunked(state + (size_t)h * dk * dv, &tokens, T, dk, dv, d->scratch);
+        else glyd_deltaRule(state + (size_t)h * dk * dv, &tokens, T, dk, dv, d->scratch);
     }
     /* the gated RMSNorm of each head's output: normalized, weighted, then
      * gated by silu(z) */

@@ -59,6 +59,7 @@ struct glyd_llm_s {
     glyd_decodeScratch* scratch;/* (nbThreads) */
     unsigned long long ctx;
     int kvF32;
+    int chunkedPrompts;       /* glyd_llmParams' */
     void* kCache;               /* (nbLayers, ctx, nbKvHeads * headDim), fp32 or bf16 */
     void* vCache;
     /* activations of a batch of up to GLYD_BATCH tokens, one row each */
@@ -762,7 +763,7 @@ static size_t alloc_state(glyd_llm* m)
                     memory_allocation, "model state");
     if (c->arch == GLYD_ARCH_QWEN3_5) {
         m->gate = (float*)calloc((size_t)GLYD_BATCH * qDim, sizeof(float));
-        m->dn = glyd_deltaNetCreate(c);
+        m->dn = glyd_deltaNetCreate(c, m->chunkedPrompts);
         RETURN_ERROR_IF(!m->gate || !m->dn, memory_allocation, "model state");
     }
     for (t = 0; t < m->nbThreads; t++) {
@@ -888,6 +889,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->nbThreads = p && p->nbThreads ? p->nbThreads : (unsigned)GLYD_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
     if (m->nbThreads > GLYD_THREADS_MAX) m->nbThreads = GLYD_THREADS_MAX;
     m->kvF32 = p ? p->kvF32 : 0;
+    m->chunkedPrompts = p ? p->chunkedPrompts != 0 : 0;
     m->plain = p ? p->plainWeights : 0;
     m->compact = p ? p->compactWeights : 0;
     m->checkWeights = p ? !p->skipWeightChecks : 1;

@@ -488,13 +488,15 @@ size_t glyd_moeForward(const glyd_moeLayer* L, const glyd_llmConfig* c, glyd_moe
  * a batch's activations. */
 typedef struct glyd_deltaNet_s glyd_deltaNet;
 
-/* NULL when out of memory. */
-glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c);
+/* NULL when out of memory. chunked: prompts (T > 1) run the delta rule in
+ * the chunked form (glyd_deltaRuleChunked), decoding always the recurrence. */
+glyd_deltaNet* glyd_deltaNetCreate(const glyd_llmConfig* c, int chunked);
 void glyd_deltaNetFree(glyd_deltaNet* d);
 /* Zero state: a sequence starts. */
 void glyd_deltaNetReset(glyd_deltaNet* d);
 /* Layer `layer` (a linear one) over T tokens of xn, one after the other
- * through its state: x (T, dim) += its output. */
+ * through its state (or in blocks, in the chunked form): x (T, dim) += its
+ * output. */
 size_t glyd_deltaNetLayer(glyd_deltaNet* d, const glyd_llmConfig* c, const glyd_layer* L, unsigned layer,
                           const float* xn, float* x, size_t T, glyd_matmulsFn products, void* opaque);
 /* One value head's tokens for the delta rule: token t's query and key
@@ -517,6 +519,15 @@ typedef struct {
  * output is the same to the bit whatever T its call had. scratch: room for
  * 3 dv floats. Follows glyd_tensorSimdLimit. */
 void glyd_deltaRule(float* S, const glyd_deltaTokens* x, size_t T, unsigned dk, unsigned dv, float* scratch);
+/* Tokens a block of the chunked form takes at once. */
+#define GLYD_DELTA_CHUNK 16
+/* The same rule in the chunked form (delta_chunk.c), GLYD_DELTA_CHUNK
+ * tokens at a time as products of matrices: fewer passes over S, but the
+ * outputs round otherwise than glyd_deltaRule's (and depend on where the
+ * blocks start). work: room for glyd_deltaChunkWork(dk, dv) floats.
+ * Follows glyd_tensorSimdLimit. */
+void glyd_deltaRuleChunked(float* S, const glyd_deltaTokens* x, size_t T, unsigned dk, unsigned dv, float* work);
+size_t glyd_deltaChunkWork(unsigned dk, unsigned dv);
 /* Qwen3.5's full-attention q_proj output, each head's query then its gate,
  * split in place: the queries packed (T, heads * headDim) from the front
  * of q, the gates into gate (T, heads * headDim). */

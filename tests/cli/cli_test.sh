@@ -1140,6 +1140,24 @@ if [ -r "$FIX/model.safetensors" ]; then
     want_out_re '^[0-9]+ [0-9]+ [0-9]+$'
     finish
 
+    if command -v python3 >/dev/null; then
+        begin "run --chunked-prompts: Qwen3.5's prompt in blocks, near the recurrence's logits, not its bits"
+        fresh run4
+        Q35TOKENS=$(seq 0 39 | awk '{ printf "%d ", ($1 * 53 + 7) % 256 }')
+        run "$GLYD" run "$REPO/tests/data/tiny-qwen3-5" --tokens "$Q35TOKENS" --dump-logits a.f32; want_rc 0
+        run "$GLYD" run "$REPO/tests/data/tiny-qwen3-5" --chunked-prompts --tokens "$Q35TOKENS" --dump-logits b.f32
+        want_rc 0
+        want "chunked logits are not [40][256] floats near the recurrence's, or are its bits" python3 -c "
+import struct, sys
+a, b = open('a.f32', 'rb').read(), open('b.f32', 'rb').read()
+if len(a) != 40 * 256 * 4 or len(b) != len(a): sys.exit(1)
+a, b = struct.unpack('<10240f', a), struct.unpack('<10240f', b)
+sys.exit(0 if a != b and max(abs(x - y) for x, y in zip(a, b)) < 1e-5 else 1)"
+        finish
+    else
+        skip "run --chunked-prompts: Qwen3.5's prompt in blocks, near the recurrence's logits, not its bits" "no python3"
+    fi
+
     begin "run --gpu: the GPU backend (emulated) gives the same logits for coded (both layouts) and plain weights"
     fresh run3
     run "$GLYD" run "$FIX" --gpu=emulated --tokens "$TOKENS" --dump-logits a.f32 --kv-dtype f32; want_rc 0

@@ -3,7 +3,8 @@
  * on every path this CPU has, against the rule run in double precision:
  * head sizes the AVX2 path takes and one it leaves to the portable code,
  * strong and weak decays, and a run of tokens cut into calls anywhere
- * giving the bits of the run in one call. */
+ * giving the bits of the run in one call. The chunked form
+ * (delta_chunk.c) against the same reference, its blocks whole and cut. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -57,17 +58,19 @@ static void reference(double* S, const float* q, const float* k, const float* v,
     free(kv);
 }
 
-/* The tokens through glyd_deltaRule in calls of the given sizes (summing
- * to TOKENS), from a zero state. */
+/* The tokens through glyd_deltaRule (or, with chunked, the chunked form)
+ * in calls of the given sizes (summing to TOKENS), from a zero state.
+ * scratch: room for the chunked form's work. */
 static void run(float* S, const float* q, const float* k, const float* v, const float* logDecay, const float* beta,
-                float* o, unsigned dk, unsigned dv, const size_t* calls, float* scratch)
+                float* o, unsigned dk, unsigned dv, const size_t* calls, float* scratch, int chunked)
 {
     size_t t = 0, c;
     memset(S, 0, (size_t)dk * dv * sizeof(float));
     for (c = 0; t < TOKENS; c++) {
         glyd_deltaTokens const x = { q + t * dk, k + t * dk, dk, v + t * dv, dv, logDecay + t, beta + t, 1,
                                      o + t * dv, dv };
-        glyd_deltaRule(S, &x, calls[c], dk, dv, scratch);
+        if (chunked) glyd_deltaRuleChunked(S, &x, calls[c], dk, dv, scratch);
+        else glyd_deltaRule(S, &x, calls[c], dk, dv, scratch);
         t += calls[c];
     }
 }
@@ -80,10 +83,10 @@ static void check_case(unsigned dk, unsigned dv, float decayScale, uint64_t seed
     float *v = (float*)malloc((size_t)TOKENS * dv * sizeof(float)), *S = (float*)malloc((size_t)dk * dv * sizeof(float));
     float* const S1 = (float*)malloc((size_t)dk * dv * sizeof(float));
     float *o = (float*)malloc((size_t)TOKENS * dv * sizeof(float)), *o2 = (float*)malloc((size_t)TOKENS * dv * sizeof(float));
-    float* const scratch = (float*)malloc(3 * (size_t)dv * sizeof(float));
+    float* const scratch = (float*)malloc(glyd_deltaChunkWork(dk, dv) * sizeof(float));
     double *RS = (double*)calloc((size_t)dk * dv, sizeof(double)), *ro = (double*)malloc((size_t)TOKENS * dv * sizeof(double));
     float logDecay[TOKENS], beta[TOKENS];
-    size_t t, i, l;
+    size_t t, i, l, split;
     CHECK(q && k && v && S && S1 && o && o2 && scratch && RS && ro);
     if (!q || !k || !v || !S || !S1 || !o || !o2 || !scratch || !RS || !ro) goto out;
     for (t = 0; t < TOKENS; t++) {
@@ -98,16 +101,27 @@ static void check_case(unsigned dk, unsigned dv, float decayScale, uint64_t seed
     for (l = 0; l < sizeof kLevels / sizeof kLevels[0]; l++) {
         double worst = 0;
         glyd_tensorSimdLimit(kLevels[l]);
-        run(S, q, k, v, logDecay, beta, o, dk, dv, kWhole, scratch);
+        run(S, q, k, v, logDecay, beta, o, dk, dv, kWhole, scratch, 0);
         for (i = 0; i < (size_t)TOKENS * dv; i++) worst = fmax(worst, fabs(o[i] - ro[i]));
         for (i = 0; i < (size_t)dk * dv; i++) worst = fmax(worst, fabs(S[i] - RS[i]));
         if (!(worst < 2e-6)) fprintf(stderr, "# dk %u dv %u level %d: max |difference| %g\n", dk, dv, kLevels[l], worst);
         CHECK(worst < 2e-6);
         /* the same tokens in four calls: the same bits, state and outputs */
         memcpy(S1, S, (size_t)dk * dv * sizeof(float));
-        run(S, q, k, v, logDecay, beta, o2, dk, dv, kSplit, scratch);
+        run(S, q, k, v, logDecay, beta, o2, dk, dv, kSplit, scratch, 0);
         CHECK(memcmp(o, o2, (size_t)TOKENS * dv * sizeof(float)) == 0);
         CHECK(memcmp(S, S1, (size_t)dk * dv * sizeof(float)) == 0);
+        /* the chunked form, in blocks of 16, 16 and 8, then of 1, 6, 1,
+         * 16 and 16: the rule in another order, as close */
+        for (split = 0; split < 2; split++) {
+            worst = 0;
+            run(S, q, k, v, logDecay, beta, o2, dk, dv, split ? kSplit : kWhole, scratch, 1);
+            for (i = 0; i < (size_t)TOKENS * dv; i++) worst = fmax(worst, fabs(o2[i] - ro[i]));
+            for (i = 0; i < (size_t)dk * dv; i++) worst = fmax(worst, fabs(S[i] - RS[i]));
+            if (!(worst < 2e-6))
+                fprintf(stderr, "# chunked, dk %u dv %u level %d: max |difference| %g\n", dk, dv, kLevels[l], worst);
+            CHECK(worst < 2e-6);
+        }
     }
     glyd_tensorSimdLimit(GLYD_SIMD_BEST);
 out:
@@ -122,4 +136,5 @@ TEST(delta_rule_matches_a_double_reference)
     check_case(16, 32, 0.3f, 4);
     check_case(24, 24, 0.3f, 5);    /* no multiple of 16: the portable path */
     check_case(1, 16, 0.3f, 6);
+    check_case(32, 16, 40.0f, 7);   /* decays that underflow within a block */
 }

@@ -48,6 +48,8 @@ static int load_reference(reference* r)
 
 /* glyd_llmParams.fastCodeBits of the models the tests open (0: the CPU's choice) */
 static unsigned g_codeBits;
+/* and their chunkedPrompts */
+static int g_chunkedPrompts;
 
 /* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
  * (compactWeights), 0 coded in the fast layout */
@@ -63,6 +65,7 @@ static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, in
     p.plainWeights = plain == 1;
     p.compactWeights = plain == 2;
     p.fastCodeBits = g_codeBits;
+    p.chunkedPrompts = g_chunkedPrompts;
     p.gpu = gpu;
     p.message = msg;
     p.messageCapacity = sizeof msg;
@@ -732,30 +735,58 @@ TEST(sampler_draws_follow_the_distribution)
 /* tests/data/NAME: made by tools/tiny_models.py with transformers, whose
  * fp32 logits on the bf16 weights are the reference, over all its tokens;
  * on the CPU, the same tokens a position at a time give the same bits. */
-static void check_tiny(const char* name, int packed, int gpu)
+/* A tiny model's reference: its tokens (at most 256) into tokens, their
+ * count into *n; returns transformers' logits for them (n x 256 floats,
+ * little-endian), NULL when missing. */
+static uint8_t* tiny_reference(const char* dir, int* tokens, size_t* n)
 {
-    char dir[512], path[600], out[128], tmp[64] = "";
+    char path[600];
     json_error_t e;
     json_t* ref;
     const json_t* list;
+    size_t i, size = 0;
+    uint8_t* want;
+    *n = 0;
+    snprintf(path, sizeof path, "%s/reference.json", dir);
+    ref = json_load_file(path, 0, &e);
+    CHECK(ref != NULL);
+    if (!ref) return NULL;
+    list = json_object_get(ref, "tokens");
+    for (i = 0; i < json_array_size(list) && *n < 256; i++) tokens[(*n)++] = (int)json_integer_value(json_array_get(list, i));
+    json_decref(ref);
+    snprintf(path, sizeof path, "%s/reference_logits.f32", dir);
+    want = read_file(path, &size);
+    CHECK(want && size == *n * 256 * 4);
+    if (want && size == *n * 256 * 4) return want;
+    free(want);
+    return NULL;
+}
+
+/* max |logits - want| over n x 256, infinite where a logit is NaN */
+static double worst_difference(const float* logits, const uint8_t* want, size_t n)
+{
+    double worst = 0;
+    size_t i;
+    for (i = 0; i < n * 256; i++) {
+        float v;
+        memcpy(&v, want + 4 * i, 4);
+        if (!(fabs((double)v - logits[i]) <= worst)) worst = isnan(logits[i]) ? INFINITY : fabs((double)v - logits[i]);
+    }
+    return worst;
+}
+
+static void check_tiny(const char* name, int packed, int gpu)
+{
+    char dir[512], out[128], tmp[64] = "";
     int tokens[256];
-    size_t n = 0, i, size;
+    size_t n = 0, i;
     float* logits;
     uint8_t* want;
     glyd_llm* m;
     double worst = 0;
     snprintf(dir, sizeof dir, "tests/data/%s", name);
-    snprintf(path, sizeof path, "%s/reference.json", dir);
-    ref = json_load_file(path, 0, &e);
-    CHECK(ref != NULL);
-    if (!ref) return;
-    list = json_object_get(ref, "tokens");
-    for (i = 0; i < json_array_size(list) && n < sizeof tokens / sizeof tokens[0]; i++)
-        tokens[n++] = (int)json_integer_value(json_array_get(list, i));
-    json_decref(ref);
-    snprintf(path, sizeof path, "%s/reference_logits.f32", dir);
-    want = read_file(path, &size);
-    CHECK(want && size == n * 256 * 4);
+    want = tiny_reference(dir, tokens, &n);
+    if (!want) return;
     if (packed) {
         snprintf(tmp, sizeof tmp, "/tmp/glyd-test-XXXXXX");
         CHECK(mkdtemp(tmp) != NULL);
@@ -768,13 +799,9 @@ static void check_tiny(const char* name, int packed, int gpu)
     m = open_model_on(packed ? out : dir, 0, 2, 1, gpu);
     g_codeBits = 0;
     logits = (float*)malloc(n * 256 * sizeof(float));
-    if (m && logits && want && size == n * 256 * 4) {
+    if (m && logits) {
         CHECK_OK(glyd_llmForward(m, tokens, n, 0, logits, 1));
-        for (i = 0; i < n * 256; i++) {
-            float v;
-            memcpy(&v, want + 4 * i, 4);
-            if (!(fabs((double)v - logits[i]) <= worst)) worst = isnan(logits[i]) ? INFINITY : fabs((double)v - logits[i]);
-        }
+        worst = worst_difference(logits, want, n);
         if (worst >= 1e-4) fprintf(stderr, "# %s: max |difference| %g\n", name, worst);
         CHECK(worst < 1e-4);
         /* a position at a time, as decoding runs, gives the batch's bits */
@@ -1293,6 +1320,73 @@ TEST(engine_tiny_qwen3_5_vl_against_transformers)
         CHECK(info.kvBytes == 1ULL * 2 * info.contextLength * 1 * 32 * 4);
         glyd_llmClose(m);
     }
+}
+
+/* Prompts in the chunked form (glyd_llmParams.chunkedPrompts): batches of
+ * 32 in blocks of 16, from the folder and the packed file, on the widest
+ * kernels and the portable code, within transformers' 1e-4 over 200
+ * positions; a 160-token prompt then decoded a token at a time (the
+ * recurrence going on from the chunked state) as close; and the
+ * recurrence's own prompt logits near, but rounded otherwise. */
+static void check_chunked(int packed)
+{
+    char out[128], tmp[64] = "";
+    int tokens[256];
+    size_t n = 0, i, differ = 0;
+    uint8_t* const want = tiny_reference("tests/data/tiny-qwen3-5", tokens, &n);
+    float* const chunked = (float*)malloc(256 * 256 * sizeof(float));
+    float* const recurrent = (float*)malloc(256 * 256 * sizeof(float));
+    glyd_llm *m, *r;
+    double near = 0;
+    CHECK(chunked && recurrent && n == 200);
+    if (!want || !chunked || !recurrent || n != 200) goto out;
+    if (packed) {
+        snprintf(tmp, sizeof tmp, "/tmp/glyd-test-XXXXXX");
+        CHECK(mkdtemp(tmp) != NULL);
+        snprintf(out, sizeof out, "%s/m.glyd", tmp);
+        CHECK_OK(glyd_packModel("tests/data/tiny-qwen3-5", out, NULL));
+    }
+    g_chunkedPrompts = 1;
+    m = open_model(packed ? out : "tests/data/tiny-qwen3-5", 0, 2, 1);
+    g_chunkedPrompts = 0;
+    r = open_model(packed ? out : "tests/data/tiny-qwen3-5", 0, 2, 1);
+    if (m && r) {
+        double worst;
+        CHECK_OK(glyd_llmForward(m, tokens, n, 0, chunked, 1));
+        worst = worst_difference(chunked, want, n);
+        if (worst >= 1e-4) fprintf(stderr, "# chunked prompt: max |difference| %g\n", worst);
+        CHECK(worst < 1e-4);
+        CHECK_OK(glyd_llmForward(r, tokens, n, 0, recurrent, 1));
+        for (i = 0; i < n * 256; i++) {
+            near = fmax(near, fabs((double)chunked[i] - recurrent[i]));
+            differ += chunked[i] != recurrent[i];
+        }
+        if (!(near < 1e-5)) fprintf(stderr, "# chunked against the recurrence: %g\n", near);
+        CHECK(near < 1e-5);
+        CHECK(differ > 0); /* the chunked form did run */
+        /* 160 tokens of prompt, then 40 decoded */
+        CHECK_OK(glyd_llmForward(m, tokens, 160, 0, chunked, 1));
+        for (i = 160; i < n; i++) CHECK_OK(glyd_llmForward(m, tokens + i, 1, i, chunked + i * 256, 0));
+        worst = worst_difference(chunked, want, n);
+        if (worst >= 1e-4) fprintf(stderr, "# chunked prompt, then decoding: max |difference| %g\n", worst);
+        CHECK(worst < 1e-4);
+    }
+    glyd_llmClose(m);
+    glyd_llmClose(r);
+    if (packed) { remove(out); rmdir(tmp); }
+out:
+    free(want);
+    free(chunked);
+    free(recurrent);
+}
+
+TEST(engine_qwen3_5_chunked_prompts)
+{
+    check_chunked(0);
+    check_chunked(1);
+    glyd_tensorSimdLimit(GLYD_SIMD_NONE);
+    check_chunked(0);
+    glyd_tensorSimdLimit(GLYD_SIMD_BEST);
 }
 
 /* The recurrent state goes on from one call to the next: a prompt in two
