@@ -172,17 +172,17 @@ portable:
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
+# The targets link the library and the engine compiled once, instrumented
+# for coverage and the sanitizers; they build, and run, a core each.
 FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template
+FUZZ_OBJ     := $(BUILD)/fuzz/obj
+FUZZ_LIB_OBJ := $(addprefix $(FUZZ_OBJ)/,$(LIB_SRC:.c=.o) $(LLM_SRC:.c=.o))
+NPROC        := $(shell nproc 2>/dev/null || echo 1)
 fuzz:
 	$(Q)./tools/deps.sh fuzz
 	$(Q)./tools/deps.sh cudacpu
-	$(Q)$(MAKE) --no-print-directory all $(BUILD)/fuzz/fuzz_cuda
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%) $(BUILD)/fuzz/fuzz_cuda
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds $(BUILD)/fuzz/findings
-	$(Q)for t in $(FUZZ_TARGETS); do \
-	    clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined \
-	        -fno-sanitize-recover=undefined -DGLYD_FUZZ_PACKED='"$(BUILD)/fuzz/index-body.glyd"' \
-	        tests/fuzz/fuzz_$$t.c $(LIB_SRC) $(LLM_SRC) \
-	        -o $(BUILD)/fuzz/fuzz_$$t $(LDLIBS) || exit 1; done
 	$(Q)$(CC) -O1 -g -std=c11 $(CPPFLAGS) tests/fuzz/seedgen.c $(STATIC_LIBS) -o $(BUILD)/fuzz/seedgen $(LDLIBS)
 	$(Q)for l in 1 3 9; do head -c 3000 samples/alice29.txt | $(BUILD)/glyd -q -$$l -c \
 	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
@@ -199,17 +199,8 @@ fuzz:
 	    $(BUILD)/glyd pack -q -f $(FIXTURE) -o $$p && \
 	    len=$$(tail -c 24 $$p | head -c 8 | od -An -tu8 | tr -d ' ') && \
 	    tail -c $$((len + 32)) $$p | head -c $$len > $(BUILD)/fuzz/seeds-index/stories260K.json
-	$(Q)for t in $(FUZZ_TARGETS) cuda; do \
-	    seeds=$(BUILD)/fuzz/seeds; \
-	    if [ -d $(BUILD)/fuzz/seeds-$$t ]; then seeds=$(BUILD)/fuzz/seeds-$$t; fi; \
-	    if [ $$t = cuda ]; then seeds=$(BUILD)/fuzz/seeds-tensor; fi; \
-	    mkdir -p $(BUILD)/fuzz/corpus-$$t; \
-	    echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	    $(BUILD)/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=16384 -print_final_stats=0 \
-	        -artifact_prefix=$(BUILD)/fuzz/findings/ $(BUILD)/fuzz/corpus-$$t $$seeds \
-	        2>&1 | grep -E "^#[0-9]+ *DONE|ERROR|SUMMARY|^Done" ; \
-	    test $${PIPESTATUS[0]} -eq 0 || { echo "fuzz_$$t found a failure"; exit 1; }; \
-	done
+	$(Q)printf '%s\n' $(FUZZ_TARGETS) cuda | xargs -P $(NPROC) -n 1 ./tools/fuzz_one.sh $(BUILD) $(FUZZ_SECONDS) || \
+	    { echo "fuzzing found a failure (in $(BUILD)/fuzz/findings)"; exit 1; }
 
 bench:
 	$(Q)./tools/deps.sh bench
@@ -405,12 +396,18 @@ $(CPU_CUDA)/gpu_engine: tests/gpu/gpu_engine.c $(STATIC_LIBS)
 # whose scheduling would only add noise to it, for the sanitizers alone
 FUZZ_CUDA      := $(BUILD)/fuzz/cuda
 FUZZ_SAN       := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-FUZZ_CUDA_C    := $(addprefix $(FUZZ_CUDA)/,$(LIB_SRC:.c=.o) gpu/host.o gpu/tensor_gpu.o)
+FUZZ_CUDA_C    := $(addprefix $(FUZZ_OBJ)/,$(LIB_SRC:.c=.o) gpu/host.o gpu/tensor_gpu.o)
 FUZZ_CUDA_KERN := $(addprefix $(FUZZ_CUDA)/,$(addsuffix .o,$(filter-out engine,$(CUDA_UNITS))))
 FUZZ_CUDA_CXX  := $(FUZZ_CUDA_KERN) $(FUZZ_CUDA)/cudacpu.o $(FUZZ_CUDA)/fuzz_cuda.o
-$(FUZZ_CUDA)/%.o: %.c
+$(FUZZ_OBJ)/%.o: %.c | $(BUILD)/.deps-checked
 	@mkdir -p $(@D)
-	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) $(FUZZ_SAN) -c $< -o $@
+	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) $(FUZZ_SAN) -MMD -MP -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJ)
+	$(Q)clang -O1 -g -std=c11 $(CPPFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -DGLYD_FUZZ_PACKED='"$(BUILD)/fuzz/index-body.glyd"' -MMD -MP $< $(FUZZ_LIB_OBJ) -o $@ $(LDLIBS)
+# kept between runs, though only the pattern rule above names them
+.SECONDARY: $(FUZZ_LIB_OBJ)
+-include $(FUZZ_LIB_OBJ:.o=.d) $(FUZZ_OBJ)/gpu/host.d $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%.d)
 $(FUZZ_CUDA_KERN): $(FUZZ_CUDA)/%.o: $(CPU_CUDA)/%.cpp $(CPU_CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(Q)clang++ $(CPU_CUDA_CXX) $(FUZZ_SAN) -c $< -o $@
