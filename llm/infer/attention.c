@@ -350,10 +350,8 @@ static float softmax_weights(float* att, size_t first, size_t pos, float scale)
         att[t] *= scale;
         if (att[t] > maxv) maxv = att[t];
     }
-    for (t = first; t <= pos; t++) {
-        att[t] = expf(att[t] - maxv);
-        lane[(t - first) & 7] += att[t];
-    }
+    glyd_expShifted(att + first, pos + 1 - first, maxv);
+    for (t = first; t <= pos; t++) lane[(t - first) & 7] += att[t];
     sum = lane[0];
     for (k = 1; k < 8; k++) sum += lane[k];
     return sum;

@@ -93,7 +93,7 @@ void glyd_gatedActivation(const glyd_llmConfig* c, float* gate, const float* up,
     if (c->gemma) {
         for (i = 0; i < n; i++) gate[i] = gelu_tanh(gate[i]) * up[i];
     } else {
-        for (i = 0; i < n; i++) gate[i] = gk_swiglu(gate[i], up[i]);
+        glyd_swiglu(gate, up, n);
     }
 }
 

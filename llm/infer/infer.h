@@ -578,6 +578,13 @@ float glyd_embedScale(const glyd_llmConfig* c);
  * layer's, and the final norm's) as the engine's norm takes them: 1 + w,
  * added in fp32 as transformers adds it. Nothing for the others. */
 void glyd_offsetNorms(const glyd_llmConfig* c, glyd_layer* layers, float* finalNorm);
+/* e^(x - shift) for n values in place (vexp.c), within 2 ulp: eight at a
+ * time with AVX2 (within glyd_tensorSimdLimit), else one at a time, the
+ * same bits either way and wherever an element sits. */
+void glyd_expShifted(float* x, size_t n, float shift);
+/* gate = silu(gate) * up for n values (gk_swiglu's formula), e^x taken as
+ * glyd_expShifted takes it. */
+void glyd_swiglu(float* gate, const float* up, size_t n);
 /* x * up through the MLP's activation (SwiGLU's silu or Gemma's GELU-tanh). */
 void glyd_gatedActivation(const glyd_llmConfig* c, float* gate, const float* up, size_t n);
 /* c tanh(x / c) for each of n values, when the config caps the logits. */

@@ -190,7 +190,7 @@ size_t glyd_moeForward(const glyd_moeLayer* L, const glyd_llmConfig* c, glyd_moe
         }
         if (!n) continue; /* no token chose it: its matrices are never decoded */
         FORWARD_IF_ERROR(matmuls(opaque, gateUp, hs, 2, s->xg, n));
-        for (i = 0; i < n * H; i++) s->hg[i] = gk_swiglu(s->hg[i], s->hu[i]);
+        glyd_swiglu(s->hg, s->hu, n * H);
         FORWARD_IF_ERROR(matmuls(opaque, &down, &yg, 1, s->hg, n));
         for (i = 0; i < n; i++) {
             float* const o = out + (size_t)s->group[i] * dim;
