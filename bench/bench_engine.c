@@ -6,13 +6,14 @@
  * bench/vs_llama_cpp.py sets beside llama.cpp's). Each form runs in its own process
  * (so that resident memory is its own), the two in turns.
  *
- *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]
  *
  * --avx2 keeps the tensor decoders, the products' kernels and attention to
  * AVX2 (what a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
  * layout's codes (glyd_llmParams.fastCodeBits; by default this CPU's best).
  * --chunked-prompts runs a Qwen3.5 prompt's delta rule in the chunked form
- * (glyd_llmParams.chunkedPrompts), in both forms.
+ * (glyd_llmParams.chunkedPrompts), in both forms; --bf16-prompts, a
+ * prompt's products in bf16 pairs (glyd_llmParams.bf16Prompts), in both.
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
@@ -57,6 +58,7 @@ typedef struct {
 static int g_avx2;
 static unsigned g_codeBits; /* glyd_llmParams.fastCodeBits */
 static int g_chunkedPrompts;
+static int g_bf16Prompts;
 
 static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
 {
@@ -87,6 +89,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         }
         p.fastCodeBits = g_codeBits;
         p.chunkedPrompts = g_chunkedPrompts;
+        p.bf16Prompts = g_bf16Prompts;
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
         p.messageCapacity = sizeof msg;
@@ -141,12 +144,13 @@ int main(int argc, char** argv)
         else if (!strncmp(argv[i], "-T", 2)) threads = (unsigned)atoi(argv[i] + 2);
         else if (!strcmp(argv[i], "--avx2")) g_avx2 = 1;
         else if (!strcmp(argv[i], "--chunked-prompts")) g_chunkedPrompts = 1;
+        else if (!strcmp(argv[i], "--bf16-prompts")) g_bf16Prompts = 1;
         else if (!strcmp(argv[i], "--code-bits") && i + 1 < argc) g_codeBits = (unsigned)atoi(argv[++i]);
         else if (argv[i][0] != '-' && !model) model = argv[i];
-        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]\n"); return 2; }
     }
     if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts]\n");
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]\n");
         return 2;
     }
     memset(best, 0, sizeof best);
@@ -168,11 +172,13 @@ int main(int argc, char** argv)
             best[form].bf16Bytes = x.bf16Bytes;
         }
     }
-    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s%s\n\n", model,
+    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model,
                         threads, nbPrompt, nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "",
-                        g_chunkedPrompts ? ", chunked prompts" : "");
-    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s%s\n\n", model, nbPrompt,
-                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "");
+                        g_chunkedPrompts ? ", chunked prompts" : "",
+                        g_bf16Prompts ? ", prompts in bf16 pairs" : "");
+    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model, nbPrompt,
+                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "",
+                g_bf16Prompts ? ", prompts in bf16 pairs" : "");
     printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident "
            "| peak resident, whole process |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");

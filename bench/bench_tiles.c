@@ -3,9 +3,10 @@
  * bench_tiles.c: the engine's prompt kernel (llm/infer/tiles.c) on one
  * thread, in GFLOP/s: a block of bf16 rows times a batch of fp32 vectors at
  * each SIMD level this CPU has, beside the core's FMA peak and, where the
- * CPU has AVX512_BF16, a candidate that multiplies bf16 pairs (the vectors
- * rounded to bf16, as llama.cpp's native build does) and the error that
- * rounding costs. Best of R runs taken in turns.
+ * CPU has AVX512_BF16, the products in bf16 pairs that prompts take when
+ * asked (llm/infer/tiles_bf16.c: the vectors rounded to bf16, as
+ * llama.cpp's native build does) and the error that rounding costs. Best of
+ * R runs taken in turns.
  *
  *   build/bench_tiles [ROWS COLS] [--vectors N] [--rounds R]
  *
@@ -56,35 +57,6 @@ static double fma_peak_seconds(long iters)
     }
 }
 
-/*
- * The candidate: y[v][r] = W[r] . bf16(X[v]) with AVX512_BF16's pair
- * products, four rows by four vectors in zmm sums, 32 elements a step
- * (cols a multiple of 32, rows of 4). Not the engine's order of sums: a
- * measure of what bf16 arithmetic would buy.
- */
-__attribute__((target("avx512f,avx512bw,avx512bf16")))
-static void bf16_pairs(const uint16_t* w, size_t rows, size_t cols, const uint16_t* xb, size_t nbVec, float* y)
-{
-    size_t r, v0, i;
-    unsigned k, v;
-    for (r = 0; r < rows; r += 4)
-        for (v0 = 0; v0 < nbVec; v0 += 4) {
-            __m512 a[4][4];
-            for (k = 0; k < 4; k++)
-                for (v = 0; v < 4; v++) a[k][v] = _mm512_setzero_ps();
-            for (i = 0; i < cols; i += 32) {
-                __m512i wk[4];
-                for (k = 0; k < 4; k++) wk[k] = _mm512_loadu_si512((const void*)(w + (r + k) * cols + i));
-                for (v = 0; v < 4; v++) {
-                    __m512i const xv = _mm512_loadu_si512((const void*)(xb + (v0 + v) * cols + i));
-                    for (k = 0; k < 4; k++) a[k][v] = _mm512_dpbf16_ps(a[k][v], (__m512bh)wk[k], (__m512bh)xv);
-                }
-            }
-            for (k = 0; k < 4; k++)
-                for (v = 0; v < 4; v++) y[(v0 + v) * rows + r + k] = _mm512_reduce_add_ps(a[k][v]);
-        }
-}
-
 int main(int argc, char** argv)
 {
     static const int kLevels[2] = { GLYD_SIMD_AVX2, GLYD_SIMD_AVX512 };
@@ -121,13 +93,13 @@ int main(int argc, char** argv)
     }
     for (i = 0; i < nbVec * cols; i++) {
         x[i] = (float)(2.0 * bench_uniform(&s) - 1.0);
-        xb[i] = bench_to_bf16(x[i]);
     }
+    glyd_bf16FromFloats(xb, x, nbVec * cols);
     /* the tiles take x as the engine lays it out */
     for (v = 0; v < nbVec; v++) glyd_deinterleaveX(xd + v * cols, x + v * cols, cols, (uint32_t)cols);
     have[0] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     have[1] = have[0] && __builtin_cpu_supports("avx512f");
-    have[2] = have[1] && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512bf16");
+    have[2] = glyd_bf16PairsUsable();
     if (!have[0]) { fprintf(stderr, "bench_tiles: the tiles need AVX2 and FMA\n"); return 1; }
     peak = 1e30;
     for (r = 0; r < 5; r++) peak = fmin(peak, fma_peak_seconds(20000000L));
@@ -142,7 +114,7 @@ int main(int argc, char** argv)
                 if (k < 2) {
                     if (!glyd_tileTimesBatch(w, rows, cols, (uint32_t)cols, xd, nbVec, y, rows)) return 1;
                 } else {
-                    bf16_pairs(w, rows, cols, xb, nbVec, yb);
+                    glyd_bf16PairsTimesBatch(w, rows, cols, xb, nbVec, yb, rows);
                 }
             }
             best[k] = fmin(best[k], bench_now_s() - t0);

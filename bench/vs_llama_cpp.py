@@ -4,8 +4,10 @@ in one table. bench/llama_cpp.sh builds llama-bench and the GGUF file, then
 runs this.
 
 Each round runs, one after the other: llama-bench for this CPU, then
-build/bench_engine (its compressed and plain runs), then llama-bench for
-AVX2, then bench_engine --avx2; the table keeps the best tokens/s of each.
+build/bench_engine (its compressed and plain runs), then, where the CPU has
+AVX512_BF16, bench_engine --bf16-prompts (prompts in bf16 pairs, llama.cpp's
+arithmetic), then llama-bench for AVX2, then bench_engine --avx2; the table
+keeps the best tokens/s of each.
 Both run the same threads (-T# among --engine-args, else every core) and
 the same prompt and decode lengths. Peak RSS is the whole process's: VmHWM
 as bench_engine reports it, llama-bench's maximum resident set from
@@ -48,12 +50,12 @@ def llama_bench(binary, a):
     return r
 
 
-def bench_engine(avx2, a):
+def bench_engine(avx2, a, bf16_prompts=False):
     """One bench_engine run: its compressed and plain rows, by column name."""
-    # --avx2 among --engine-args would make both rows AVX2 ones; each row says its own.
-    extra = [x for x in shlex.split(a.engine_args) if x != "--avx2"]
+    # --avx2 (or --bf16-prompts) among --engine-args would make every row such a one; each row says its own.
+    extra = [x for x in shlex.split(a.engine_args) if x not in ("--avx2", "--bf16-prompts")]
     cmd = [a.engine, a.model, "--rounds", "1", "--prompt", str(a.prompt), "--tokens", str(a.tokens),
-           f"-T{a.threads}"] + extra + (["--avx2"] if avx2 else [])
+           f"-T{a.threads}"] + extra + (["--avx2"] if avx2 else []) + (["--bf16-prompts"] if bf16_prompts else [])
     out, _ = run_with_peak(cmd)
     rows, header = {}, None
     for line in out.splitlines():
@@ -67,6 +69,15 @@ def bench_engine(avx2, a):
     if "compressed" not in rows:
         sys.exit(f"vs_llama_cpp: no table in {shlex.join(cmd)}'s output:\n{out}")
     return rows
+
+
+def has_avx512_bf16():
+    """Whether this CPU multiplies bf16 pairs (the flag in /proc/cpuinfo)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and " avx512_bf16" in line for line in f)
+    except OSError:
+        return False
 
 
 def keep_best(best, name, r):
@@ -96,6 +107,7 @@ def main():
             a.threads = int(arg[2:])
 
     best = {}
+    pairs_here = has_avx512_bf16()
     for i in range(a.rounds):
         print(f"vs_llama_cpp: round {i + 1} of {a.rounds}", file=sys.stderr)
         keep_best(best, "llama.cpp bf16", llama_bench(a.llama_bench, a))
@@ -103,6 +115,8 @@ def main():
         keep_best(best, "glyd, coded weights", ours["compressed"])
         if "plain bf16" in ours:
             keep_best(best, "glyd, plain bf16", ours["plain bf16"])
+        if pairs_here:
+            keep_best(best, "glyd, coded weights, prompts in bf16 pairs", bench_engine(False, a, True)["compressed"])
         keep_best(best, "llama.cpp bf16, AVX2 build", llama_bench(a.llama_bench_avx2, a))
         keep_best(best, "glyd, coded weights, decoders kept to AVX2", bench_engine(True, a)["compressed"])
 
@@ -113,13 +127,15 @@ def main():
     print("| | prompt tok/s | decode tok/s | peak RSS |")
     print("| --- | ---: | ---: | ---: |")
     order = ["llama.cpp bf16", "llama.cpp bf16, AVX2 build", "glyd, coded weights",
-             "glyd, coded weights, decoders kept to AVX2", "glyd, plain bf16"]
+             "glyd, coded weights, prompts in bf16 pairs", "glyd, coded weights, decoders kept to AVX2",
+             "glyd, plain bf16"]
     for name in order:
         if name in best:
             r = best[name]
             print(f"| {name} | {r['prompt']:.2f} | {r['decode']:.2f} | {r['peak_kb'] / 1024:.0f} MiB |")
 
     pairs = [("coded/llama.cpp bf16", "glyd, coded weights", "llama.cpp bf16"),
+             ("coded, bf16 pairs/llama.cpp bf16", "glyd, coded weights, prompts in bf16 pairs", "llama.cpp bf16"),
              ("coded/llama.cpp bf16, AVX2 both", "glyd, coded weights, decoders kept to AVX2",
               "llama.cpp bf16, AVX2 build"),
              ("plain bf16/llama.cpp bf16", "glyd, plain bf16", "llama.cpp bf16")]

@@ -40,6 +40,9 @@ static void usage(FILE* f)
         "  --chunked-prompts    Qwen3.5: a prompt's Gated DeltaNet layers in the chunked\n"
         "                       form, 16 tokens at a time (faster; its logits then differ\n"
         "                       from the tokens one at a time in the last bits)\n"
+        "  --bf16-prompts       a prompt's products in bf16 pairs where the CPU has\n"
+        "                       AVX512_BF16 (about twice as fast; activations rounded\n"
+        "                       to bf16, as llama.cpp's bf16 does; decoding stays fp32)\n"
         "  --gpu                run on a CUDA GPU: weights (fast layout or --plain) and\n"
         "                       KV cache in GPU memory; needs libglyd_cuda.so (make cuda)\n"
         "  --gpu=emulated       the GPU backend's kernels emulated on the CPU (slow; a check)\n"
@@ -68,6 +71,7 @@ typedef struct {
     long generate;
     int kvF32;
     int chunkedPrompts;
+    int bf16Prompts;
     unsigned long long ctx;
     int plain;
     int compact;
@@ -183,6 +187,7 @@ static int parse(int argc, char** argv, run_opts* o)
         }
         else if (!strcmp(a, "--no-verify")) o->noVerify = 1;
         else if (!strcmp(a, "--chunked-prompts")) o->chunkedPrompts = 1;
+        else if (!strcmp(a, "--bf16-prompts")) o->bf16Prompts = 1;
         else if (!strcmp(a, "--gpu") || !strcmp(a, "--gpu=cuda")) o->gpu = GLYD_GPU_CUDA;
         else if (!strcmp(a, "--gpu=emulated")) o->gpu = GLYD_GPU_EMULATED;
         else if (!strcmp(a, "--exact")) { /* the CPU engine always sums in one order */ }
@@ -504,6 +509,7 @@ static int chat_main(const run_opts* o)
     p.nbThreads = o->threads;
     p.kvF32 = o->kvF32;
     p.chunkedPrompts = o->chunkedPrompts;
+    p.bf16Prompts = o->bf16Prompts;
     p.plainWeights = o->plain;
     p.compactWeights = o->compact;
     p.fastCodeBits = o->codeBits;
@@ -633,6 +639,7 @@ int cli_run(int argc, char** argv)
     p.nbThreads = o.threads;
     p.kvF32 = o.kvF32;
     p.chunkedPrompts = o.chunkedPrompts;
+    p.bf16Prompts = o.bf16Prompts;
     p.plainWeights = o.plain;
     p.compactWeights = o.compact;
     p.fastCodeBits = o.codeBits;

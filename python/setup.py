@@ -123,7 +123,7 @@ def main():
             super().build_extensions()
 
     # relative to this folder, as setuptools wants them
-    sources = ["src/_glyd.c", "src/coded_matrix.c", "src/team.c", "src/bf16_dot.c"] + [os.path.join("..", s) for s in c_sources()]
+    sources = ["src/_glyd.c", "src/coded_matrix.c", "src/team.c"] + [os.path.join("..", s) for s in c_sources()]
     ext = Extension(
         "glyd._glyd",
         sources=sources,
@@ -131,7 +131,7 @@ def main():
         define_macros=[("_DEFAULT_SOURCE", None), ("_FILE_OFFSET_BITS", "64"), ("NDEBUG", None)],
         extra_compile_args=["-std=c11", "-O3", "-fvisibility=hidden", "-Wno-unused-parameter"],
         libraries=[lib for _, lib, _ in SYSTEM_LIBS] + ["pthread", "m"],
-        depends=[os.path.join("..", "include", h) for h in ("glyd.h", "glyd_tensor.h")] + ["src/module.h", "src/team.h", "src/bf16_dot.h"],
+        depends=[os.path.join("..", "include", h) for h in ("glyd.h", "glyd_tensor.h")] + ["src/module.h", "src/team.h"],
     )
     setup(
         version=version(),

@@ -204,6 +204,11 @@ typedef struct {
     uint8_t* symbols;
     float* xd;
     size_t elemCap, symbolCap, xdCap;
+    /* nonzero: batches of TILE_MIN_VECTORS or more multiply bf16 pairs
+     * (tiles_bf16.c) where the CPU can, their vectors rounded into xb */
+    int bf16Pairs;
+    uint16_t* xb;
+    size_t xbCap;
 } glyd_decodeScratch;
 
 size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m);
@@ -214,7 +219,8 @@ uint64_t glyd_matrixRowAlign(const glyd_matrix* m);
 
 /* Y[t][r] = W[r] . X[t] for the nbVec vectors of X (nbVec x cols) and rows
  * [r0, r1) of W, into Y (nbVec x rows); fp32 sums, each the same whatever
- * the batch. */
+ * the batch (with s->bf16Pairs, a batch of two or more vectors rounds them
+ * to bf16 first, where the CPU can multiply bf16 pairs). */
 size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
                        glyd_decodeScratch* s);
 /* Row r of W as floats. */
@@ -230,6 +236,19 @@ int glyd_tileTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, u
 /* The instructions the tiles use now (GLYD_SIMD_*; NONE: they are not
  * used): what the CPU has, within glyd_tensorSimdLimit. */
 int glyd_tileLevel(void);
+
+/* Products in bf16 pairs (tiles_bf16.c), for prompts when asked: nonzero
+ * where the CPU has AVX512_BF16 (within glyd_tensorSimdLimit). */
+int glyd_bf16PairsUsable(void);
+/* x rounded to bf16 (to nearest, ties to even), n values. */
+void glyd_bf16FromFloats(uint16_t* xb, const float* x, size_t n);
+/* Rows [0, nbRows) of a bf16 block (rows cols apart) times nbVec vectors
+ * of bf16 (xb, cols apart), each pair of elements through one bf16 pair
+ * product into fp32 sums: y[v * yStride + k] = row k . xb[v], the same
+ * floats whatever the batch. Returns 0, having done nothing, where
+ * glyd_bf16PairsUsable is 0. */
+int glyd_bf16PairsTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, const uint16_t* xb, size_t nbVec,
+                             float* y, uint64_t yStride);
 
 /* ------------------------------------------------------------------------ */
 /* Model                                                                    */

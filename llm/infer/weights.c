@@ -199,6 +199,12 @@ size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m)
         s->xdCap = s->xd ? xd : 0;
     }
     RETURN_ERROR_IF(!s->xd, memory_allocation, "decode scratch");
+    if (s->bf16Pairs && xd > s->xbCap) {
+        free(s->xb);
+        s->xb = (uint16_t*)malloc(xd * sizeof(uint16_t));
+        s->xbCap = s->xb ? xd : 0;
+        RETURN_ERROR_IF(!s->xb, memory_allocation, "decode scratch");
+    }
     if (!m->plain) {
         /* four units of whole rows, or the units of four long rows */
         size_t const elems = (size_t)GLYD_MAX((uint64_t)4 * m->view.unitSize, 4 * m->cols) + 16;
@@ -223,6 +229,7 @@ void glyd_scratchFree(glyd_decodeScratch* s)
     free(s->elems);
     free(s->symbols);
     free(s->xd);
+    free(s->xb);
     memset(s, 0, sizeof(*s));
 }
 
@@ -236,12 +243,14 @@ static size_t decode_units(const glyd_matrix* m, uint64_t u, uint64_t n, glyd_de
 
 /* Rows [r0, r1) of W, held as bf16 from `block` on (row r0 first), times
  * every vector of the batch: four rows at a time, each group of rows serving
- * every vector while it sits in the cache. */
+ * every vector while it sits in the cache. With xb (the vectors in bf16),
+ * in bf16 pairs. */
 static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint64_t r0, uint64_t r1,
-                              const float* xd, size_t nbVec, float* y)
+                              const float* xd, const uint16_t* xb, size_t nbVec, float* y)
 {
     uint64_t r;
     size_t t;
+    if (xb && glyd_bf16PairsTimesBatch(block, r1 - r0, w->cols, xb, nbVec, y + r0, w->rows)) return;
     /* enough vectors for a matrix product: the same sums, through tiles.c */
     if (glyd_tileTimesBatch(block, r1 - r0, w->cols, w->chunk, xd, nbVec, y + r0, w->rows)) return;
     for (r = r0; r < r1; r += 4) {
@@ -260,11 +269,18 @@ static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint6
 size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
                        glyd_decodeScratch* s)
 {
+    const uint16_t* xb = NULL;
     size_t t;
     RETURN_ERROR_IF(nbVec > GLYD_BATCH || !s->xd || s->xdCap < nbVec * w->cols, GENERIC, "scratch not reserved");
-    for (t = 0; t < nbVec; t++) glyd_deinterleaveX(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
+    if (s->bf16Pairs && nbVec > 1 && glyd_bf16PairsUsable()) {
+        RETURN_ERROR_IF(!s->xb || s->xbCap < nbVec * w->cols, GENERIC, "scratch not reserved");
+        glyd_bf16FromFloats(s->xb, x, nbVec * w->cols);
+        xb = s->xb;
+    } else {
+        for (t = 0; t < nbVec; t++) glyd_deinterleaveX(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
+    }
     if (w->plain) {
-        block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, nbVec, y);
+        block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, xb, nbVec, y);
         return 0;
     }
     if (nbVec == 1 && glyd_fusedFits(w)) return glyd_fusedRows(w, s->xd, y, r0, r1);
@@ -278,7 +294,7 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
                 uint64_t const n = GLYD_MIN((uint64_t)4, w->view.nbUnits - u);
                 uint64_t const end = GLYD_MIN((u + n) * rpu, r1);
                 FORWARD_IF_ERROR(decode_units(w, u, n, s));
-                block_times_batch(w, s->elems, u * rpu, end, s->xd, nbVec, y);
+                block_times_batch(w, s->elems, u * rpu, end, s->xd, xb, nbVec, y);
             }
         } else {
             /* long rows: the units of four rows at a time */
@@ -287,7 +303,7 @@ size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float
             for (r = r0; r < r1; r += 4) {
                 uint64_t const nr = GLYD_MIN((uint64_t)4, r1 - r);
                 FORWARD_IF_ERROR(decode_units(w, r * parts, nr * parts, s));
-                block_times_batch(w, s->elems, r, r + nr, s->xd, nbVec, y);
+                block_times_batch(w, s->elems, r, r + nr, s->xd, xb, nbVec, y);
             }
         }
     }

@@ -8,8 +8,8 @@
  * weight for exact products), and rows gathered by index (an embedding).
  *
  * Where the CPU has AVX-512 BF16, the products multiply the decoded units
- * with bf16_dot.c's kernel, the vectors left in bf16; elsewhere with the
- * engine's kernel on fp32 copies of them.
+ * with the engine's bf16-pair kernel (glyd_bf16PairsTimesBatch), the
+ * vectors left in bf16; elsewhere with its fp32 kernel on fp32 copies.
  *
  * The products run on one team of threads (team.h) shared by every matrix,
  * behind a lock, with the GIL released. Tensors are passed as addresses: the Python
@@ -20,7 +20,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "bf16_dot.h"
 #include "module.h"
 #include "team.h"
 #include "../../llm/infer/infer.h"
@@ -42,7 +41,7 @@ static struct {
     glyd_decodeScratch scratch[MAX_SHARES];
     float *xf, *yf;                /* the batch's inputs and sums in fp32 */
     size_t xfCap, yfCap;
-    int bf16Kernel;                /* products on bf16_dot.c's kernel (1) or the engine's (0); GIL held */
+    int bf16Kernel;                /* products in bf16 pairs (1) or the engine's fp32 kernel (0); GIL held */
 } P = { PTHREAD_MUTEX_INITIALIZER, 0, NULL, { { 0 } }, NULL, NULL, 0, 0, 0 };
 
 static unsigned online_cores(void)
@@ -207,7 +206,7 @@ static size_t decode_span(const glyd_matrix* w, uint64_t r0, uint64_t r1, uint16
     return 0;
 }
 
-/* product_share on bf16_dot.c's kernel: the vectors stay bf16 (j->x), and
+/* product_share in bf16 pairs: the vectors stay bf16 (j->x), and
  * a span of up to four units (or four long rows) is decoded at a time. */
 static size_t product_share_bf16(product_job* j)
 {
@@ -220,7 +219,7 @@ static size_t product_share_bf16(product_job* j)
         uint64_t const r1 = GLYD_MIN(r + span, j->last);
         const uint16_t* block = w->plain ? w->plain + r * w->cols : j->s->elems;
         if (!w->plain) FORWARD_IF_ERROR(decode_span(w, r, r1, j->s->elems, j->s));
-        bf16_rows_times_vectors(block, (size_t)(r1 - r), (size_t)w->cols, j->x, j->nbVec, P.yf + r, (size_t)w->rows);
+        glyd_bf16PairsTimesBatch(block, r1 - r, w->cols, j->x, j->nbVec, P.yf + r, w->rows);
     }
     for (t = 0; t < j->nbVec; t++) {
         const float* const yt = P.yf + t * w->rows;
@@ -766,9 +765,9 @@ static PyObject* py_set_product_kernel(PyObject* self, PyObject* arg)
     int want;
     (void)self;
     if (!name) return NULL;
-    if (!strcmp(name, "auto")) want = bf16_dot_available();
+    if (!strcmp(name, "auto")) want = glyd_bf16PairsUsable();
     else if (!strcmp(name, "engine")) want = 0;
-    else if (!strcmp(name, "bf16") && bf16_dot_available()) want = 1;
+    else if (!strcmp(name, "bf16") && glyd_bf16PairsUsable()) want = 1;
     else if (!strcmp(name, "bf16")) {
         PyErr_SetString(PyExc_ValueError, "this CPU has no AVX-512 BF16 for the bf16 kernel");
         return NULL;
@@ -792,7 +791,7 @@ static PyMethodDef coded_methods[] = {
 
 int coded_matrix_add(PyObject* module)
 {
-    P.bf16Kernel = bf16_dot_available();
+    P.bf16Kernel = glyd_bf16PairsUsable();
     if (PyType_Ready(&CodedMatrixType) < 0) return -1;
     Py_INCREF(&CodedMatrixType);
     if (PyModule_AddObject(module, "CodedMatrix", (PyObject*)&CodedMatrixType) < 0) {

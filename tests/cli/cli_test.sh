@@ -1133,6 +1133,9 @@ if [ -r "$FIX/model.safetensors" ]; then
         run "$GLYD" run f.glyd --code-bits $bits --tokens "$TOKENS" --dump-logits g$bits.f32 --kv-dtype f32; want_rc 0
         want "$bits-bit fast codes give other logits" same a.f32 g$bits.f32
     done
+    run "$GLYD" run "$FIX" --plain --bf16-prompts --tokens "$TOKENS" --dump-logits h.f32 --kv-dtype f32; want_rc 0
+    run "$GLYD" run m.glyd --bf16-prompts --tokens "$TOKENS" --dump-logits i.f32 --kv-dtype f32; want_rc 0
+    want "prompts in bf16 pairs: the packed model gives other logits than plain weights" same h.f32 i.f32
     run "$GLYD" run f.glyd --code-bits 5 --tokens "$TOKENS"; want_rc 1
     want_err "--code-bits: expected a whole number in 3..4"
     run "$GLYD" run m.glyd -v --tokens "1" -n 3; want_rc 0

@@ -48,8 +48,8 @@ static int load_reference(reference* r)
 
 /* glyd_llmParams.fastCodeBits of the models the tests open (0: the CPU's choice) */
 static unsigned g_codeBits;
-/* and their chunkedPrompts */
-static int g_chunkedPrompts;
+/* and their chunkedPrompts, bf16Prompts */
+static int g_chunkedPrompts, g_bf16Prompts;
 
 /* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
  * (compactWeights), 0 coded in the fast layout */
@@ -66,6 +66,7 @@ static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, in
     p.compactWeights = plain == 2;
     p.fastCodeBits = g_codeBits;
     p.chunkedPrompts = g_chunkedPrompts;
+    p.bf16Prompts = g_bf16Prompts;
     p.gpu = gpu;
     p.message = msg;
     p.messageCapacity = sizeof msg;
@@ -130,6 +131,57 @@ TEST(engine_stories260k_logits_from_folder)
     }
     free(logits);
     glyd_llmClose(m);
+}
+
+/* Prompts in bf16 pairs (glyd_llmParams.bf16Prompts): plain, coded and
+ * compact weights give the same bits; near the fp32 logits where the CPU
+ * has AVX512_BF16 (the fixture is a small model, on which rounding its
+ * activations to bf16 moves the logits by a few percent), the fp32 logits
+ * themselves where it does not; a token decoded alone, fp32 either way. */
+TEST(engine_bf16_prompts_coded_as_plain)
+{
+    reference r;
+    glyd_llm *exact, *m[3];
+    float *want, *got[3], one[2][512];
+    int k;
+    if (!load_reference(&r)) return;
+    exact = open_model(fixture(""), 1, 2, 0);
+    want = run_reference(exact, &r);
+    g_bf16Prompts = 1;
+    for (k = 0; k < 3; k++) {
+        m[k] = open_model(fixture(""), k, 2, 0); /* coded, plain, compact */
+        got[k] = run_reference(m[k], &r);
+    }
+    g_bf16Prompts = 0;
+    if (want && got[0] && got[1] && got[2]) {
+        double worst = 0, mag = 0;
+        size_t i, t, agree = 0;
+        CHECK(memcmp(got[0], got[1], 64 * 512 * sizeof(float)) == 0);
+        CHECK(memcmp(got[2], got[1], 64 * 512 * sizeof(float)) == 0);
+        for (i = 0; i < 64 * 512; i++) worst = fmax(worst, fabs((double)got[0][i] - want[i])), mag = fmax(mag, fabs(want[i]));
+        for (t = 0; t < 64; t++) {
+            size_t a = 0, b = 0;
+            for (i = 1; i < 512; i++) {
+                if (want[t * 512 + i] > want[t * 512 + a]) a = i;
+                if (got[0][t * 512 + i] > got[0][t * 512 + b]) b = i;
+            }
+            agree += a == b;
+        }
+        if (glyd_bf16PairsUsable()) {
+            if (!(worst < 0.1 * mag && agree >= 56))
+                fprintf(stderr, "# bf16 prompts: %g of logits up to %g, %zu of 64 argmax the same\n", worst, mag, agree);
+            CHECK(worst > 0 && worst < 0.1 * mag && agree >= 56);
+        } else {
+            CHECK(worst == 0);
+        }
+        /* one token: decoding's fp32 products */
+        CHECK_OK(glyd_llmForward(exact, r.tokens, 1, 0, one[0], 0));
+        CHECK_OK(glyd_llmForward(m[0], r.tokens, 1, 0, one[1], 0));
+        CHECK(memcmp(one[0], one[1], sizeof one[0]) == 0);
+    }
+    free(want);
+    glyd_llmClose(exact);
+    for (k = 0; k < 3; k++) { free(got[k]); glyd_llmClose(m[k]); }
 }
 
 TEST(engine_coded_weights_are_bit_identical_to_plain)
