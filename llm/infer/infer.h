@@ -195,7 +195,7 @@ size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t 
 
 /* Prompt tokens run through each layer together, so that a matrix unit
  * decoded once serves them all: products take at most this many vectors. */
-#define GLYD_BATCH 32
+#define GLYD_BATCH 64
 
 /* Per-thread room for products: decoded units (elements, symbols) and the
  * batch's vectors laid out for the kernels. */

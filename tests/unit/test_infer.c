@@ -1343,7 +1343,7 @@ TEST(engine_refuses_fused_experts)
 /* ------------------------------------------------------------------------ */
 
 /* 200 positions, three linear layers and a full-attention one: batches of
- * 32 through the recurrence, and one token at a time, to the same bits; on
+ * GLYD_BATCH through the recurrence, and one token at a time, to the same bits; on
  * the widest kernels and on the portable code */
 TEST(engine_tiny_qwen3_5_against_transformers)
 {
@@ -1375,7 +1375,7 @@ TEST(engine_tiny_qwen3_5_vl_against_transformers)
 }
 
 /* Prompts in the chunked form (glyd_llmParams.chunkedPrompts): batches of
- * 32 in blocks of 16, from the folder and the packed file, on the widest
+ * GLYD_BATCH in blocks of 16, from the folder and the packed file, on the widest
  * kernels and the portable code, within transformers' 1e-4 over 200
  * positions; a 160-token prompt then decoded a token at a time (the
  * recurrence going on from the chunked state) as close; and the
