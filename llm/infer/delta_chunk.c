@@ -96,12 +96,6 @@ static AVX2_FN void gemm_avx2(float* C, size_t ldc, const float* A, size_t lda, 
         }
     }
 }
-
-static int avx2_usable(void)
-{
-    return glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma");
-}
 #endif
 
 size_t glyd_deltaChunkWork(unsigned dk, unsigned dv)
@@ -192,7 +186,7 @@ static AVX2_FN void chunked_avx2(float* S, const glyd_deltaTokens* x, size_t T, 
 void glyd_deltaRuleChunked(float* S, const glyd_deltaTokens* x, size_t T, unsigned dk, unsigned dv, float* work)
 {
 #if CHUNK_SIMD
-    if (dv % 16 == 0 && avx2_usable()) {
+    if (dv % 16 == 0 && glyd_avx2FmaUsable()) {
         chunked_avx2(S, x, T, dk, dv, work);
         return;
     }

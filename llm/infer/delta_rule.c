@@ -153,8 +153,7 @@ AVX2_FN void delta_rule_avx2(float* S, const glyd_deltaTokens* x, size_t T, unsi
 void glyd_deltaRule(float* S, const glyd_deltaTokens* x, size_t T, unsigned dk, unsigned dv, float* scratch)
 {
 #if DELTA_SIMD
-    if (dv % 16 == 0 && glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma")) {
+    if (dv % 16 == 0 && glyd_avx2FmaUsable()) {
         delta_rule_avx2(S, x, T, dk, dv, scratch);
         return;
     }

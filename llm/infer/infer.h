@@ -155,6 +155,16 @@ GLYD_FORCE_INLINE float glyd_bf16ToF32(uint16_t h)
     return f;
 }
 
+/* A float rounded to bf16, to nearest, ties to even, as torch converts it
+ * (a NaN becomes the quiet NaN of its sign). */
+GLYD_FORCE_INLINE uint16_t glyd_f32ToBf16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
 /* The fixed tree in which a product's eight lane sums (even + odd lanes,
  * weights.c's DOT_BLOCK) become one. */
 static inline float glyd_dotTree(const float s[8])
@@ -236,6 +246,10 @@ int glyd_tileTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, u
 /* The instructions the tiles use now (GLYD_SIMD_*; NONE: they are not
  * used): what the CPU has, within glyd_tensorSimdLimit. */
 int glyd_tileLevel(void);
+/* Nonzero where the engine's AVX2 kernels may run (delta_rule.c,
+ * delta_chunk.c, vexp.c): the CPU has AVX2 and FMA, within
+ * glyd_tensorSimdLimit, as for the tiles. */
+GLYD_FORCE_INLINE int glyd_avx2FmaUsable(void) { return glyd_tileLevel() >= GLYD_SIMD_AVX2; }
 
 /* Products in bf16 pairs (tiles_bf16.c), for prompts when asked: nonzero
  * where the CPU has AVX512_BF16 (within glyd_tensorSimdLimit). */

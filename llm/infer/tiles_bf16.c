@@ -125,15 +125,6 @@ static BF16_FN void times_batch(const uint16_t* block, uint64_t nbRows, uint64_t
 }
 #endif
 
-/* round to nearest, ties to even, as VCVTNE2PS2BF16 (NaN kept a NaN) */
-static uint16_t bf16_nearest(float f)
-{
-    uint32_t bits;
-    memcpy(&bits, &f, sizeof bits);
-    if ((bits & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((bits >> 16) | 0x40);
-    return (uint16_t)((bits + 0x7FFFu + ((bits >> 16) & 1)) >> 16);
-}
-
 void glyd_bf16FromFloats(uint16_t* xb, const float* x, size_t n)
 {
     size_t i;
@@ -143,7 +134,7 @@ void glyd_bf16FromFloats(uint16_t* xb, const float* x, size_t n)
         return;
     }
 #endif
-    for (i = 0; i < n; i++) xb[i] = bf16_nearest(x[i]);
+    for (i = 0; i < n; i++) xb[i] = glyd_f32ToBf16(x[i]);
 }
 
 int glyd_bf16PairsTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, const uint16_t* xb, size_t nbVec,

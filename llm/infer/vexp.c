@@ -139,19 +139,13 @@ static AVX2_FN void swiglu_avx2(float* gate, const float* up, size_t n)
     for (i = 0; i + 8 <= n; i += 8) _mm256_storeu_ps(gate + i, swiglu8(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i)));
     if (i < n) store_tail(gate + i, swiglu8(load_tail(gate + i, n - i), load_tail(up + i, n - i)), n - i);
 }
-
-static int avx2_usable(void)
-{
-    return glyd_tensorSimdLimitGet() >= GLYD_SIMD_AVX2 && __builtin_cpu_supports("avx2") &&
-           __builtin_cpu_supports("fma");
-}
 #endif
 
 void glyd_expShifted(float* x, size_t n, float shift)
 {
     size_t i;
 #if VEXP_SIMD
-    if (avx2_usable()) {
+    if (glyd_avx2FmaUsable()) {
         exp_shifted_avx2(x, n, shift);
         return;
     }
@@ -163,7 +157,7 @@ void glyd_swiglu(float* gate, const float* up, size_t n)
 {
     size_t i;
 #if VEXP_SIMD
-    if (avx2_usable()) {
+    if (glyd_avx2FmaUsable()) {
         swiglu_avx2(gate, up, n);
         return;
     }

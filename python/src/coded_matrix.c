@@ -139,28 +139,6 @@ static size_t run_shares(product_job* proto, uint64_t begin, uint64_t end, uint6
 }
 
 /* ------------------------------------------------------------------------ */
-/* bf16                                                                     */
-/* ------------------------------------------------------------------------ */
-
-GLYD_FORCE_INLINE float bf16_to_f32(uint16_t h)
-{
-    uint32_t const u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-/* Rounded to nearest, ties to even, as torch converts fp32 to bf16 (a NaN
- * becomes the quiet NaN of its sign). */
-GLYD_FORCE_INLINE uint16_t f32_to_bf16(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((u >> 16) | 0x0040u);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
-/* ------------------------------------------------------------------------ */
 /* The three operations                                                     */
 /* ------------------------------------------------------------------------ */
 
@@ -180,7 +158,7 @@ static size_t product_share(product_job* j)
             const float* const yt = y + t * w->rows;
             uint16_t* const ot = j->out + (b + t) * w->rows;
             for (r = j->first; r < j->last; r++)
-                ot[r] = f32_to_bf16(j->bias ? yt[r] + bf16_to_f32(j->bias[r]) : yt[r]);
+                ot[r] = glyd_f32ToBf16(j->bias ? yt[r] + glyd_bf16ToF32(j->bias[r]) : yt[r]);
         }
     }
     return 0;
@@ -219,13 +197,14 @@ static size_t product_share_bf16(product_job* j)
         uint64_t const r1 = GLYD_MIN(r + span, j->last);
         const uint16_t* block = w->plain ? w->plain + r * w->cols : j->s->elems;
         if (!w->plain) FORWARD_IF_ERROR(decode_span(w, r, r1, j->s->elems, j->s));
-        glyd_bf16PairsTimesBatch(block, r1 - r, w->cols, j->x, j->nbVec, P.yf + r, w->rows);
+        RETURN_ERROR_IF(!glyd_bf16PairsTimesBatch(block, r1 - r, w->cols, j->x, j->nbVec, P.yf + r, w->rows), GENERIC,
+                        "no bf16 pair products here");
     }
     for (t = 0; t < j->nbVec; t++) {
         const float* const yt = P.yf + t * w->rows;
         uint16_t* const ot = j->out + t * w->rows;
         for (r = j->first; r < j->last; r++)
-            ot[r] = f32_to_bf16(j->bias ? yt[r] + bf16_to_f32(j->bias[r]) : yt[r]);
+            ot[r] = glyd_f32ToBf16(j->bias ? yt[r] + glyd_bf16ToF32(j->bias[r]) : yt[r]);
     }
     return 0;
 }
@@ -532,7 +511,7 @@ static PyObject* run_locked(product_job* proto, uint64_t begin, uint64_t end, ui
     if (!glyd_isError(r)) r = grow(&P.yf, &P.yfCap, yElems);
     if (!glyd_isError(r) && xElems) {
         size_t i;
-        for (i = 0; i < xElems; i++) P.xf[i] = bf16_to_f32(proto->x[i]);
+        for (i = 0; i < xElems; i++) P.xf[i] = glyd_bf16ToF32(proto->x[i]);
     }
     if (!glyd_isError(r)) r = run_shares(proto, begin, end, align, work, linger);
     pthread_mutex_unlock(&P.lock);
