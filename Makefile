@@ -10,7 +10,7 @@
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
-#   make bench-tiles   the prompt kernel against the FMA peak and bf16 pairs
+#   make bench-tiles   the prompt kernels (fp32, bf16 pairs) against the FMA peak
 #   make bench-deltanet  Gated DeltaNet's recurrence and chunked form
 #   make gpu-model     the GPU products modelled on the CPU (no GPU needed)
 #   make tools         build/synth_model: synthetic models for speed tests
@@ -233,7 +233,7 @@ bench-fused: all $(BUILD)/bench_fused
 	$(Q)$(BUILD)/bench_fused $(BENCH_ARGS)
 
 # The prompt kernel (tiles.c) at each SIMD level against the core's FMA
-# peak and a bf16-pair candidate, one thread.
+# peak, and the products in bf16 pairs (tiles_bf16.c), one thread.
 $(BUILD)/bench_tiles: bench/bench_tiles.c $(STATIC_LIBS)
 	$(Q)$(CC) $(OPT) -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 bench-tiles: all $(BUILD)/bench_tiles

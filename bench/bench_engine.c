@@ -172,13 +172,13 @@ int main(int argc, char** argv)
             best[form].bf16Bytes = x.bf16Bytes;
         }
     }
-    if (threads) printf("## Engine: %s, %u threads, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model,
-                        threads, nbPrompt, nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "",
-                        g_chunkedPrompts ? ", chunked prompts" : "",
-                        g_bf16Prompts ? ", prompts in bf16 pairs" : "");
-    else printf("## Engine: %s, every core, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model, nbPrompt,
-                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "",
-                g_bf16Prompts ? ", prompts in bf16 pairs" : "");
+    {
+        char who[32] = "every core";
+        if (threads) snprintf(who, sizeof who, "%u threads", threads);
+        printf("## Engine: %s, %s, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model, who, nbPrompt,
+               nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "",
+               g_bf16Prompts ? ", prompts in bf16 pairs" : "");
+    }
     printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident "
            "| peak resident, whole process |\n");
     printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");

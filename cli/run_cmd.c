@@ -242,6 +242,41 @@ static void on_progress(void* opaque, unsigned long long done, unsigned long lon
     cli_progressUpdate(p, done, 0);
 }
 
+/* The model o names, opened with o's options, the weights' packing shown
+ * as it goes; NULL after saying why in one line. */
+static glyd_llm* open_model(const run_opts* o)
+{
+    glyd_llmParams p;
+    cli_options co;
+    cli_progress prog;
+    char message[512] = "";
+    size_t err;
+    glyd_llm* llm;
+    memset(&co, 0, sizeof(co));
+    co.verbosity = 1;
+    co.progress = -1;
+    memset(&p, 0, sizeof(p));
+    p.nbThreads = o->threads;
+    p.kvF32 = o->kvF32;
+    p.chunkedPrompts = o->chunkedPrompts;
+    p.bf16Prompts = o->bf16Prompts;
+    p.plainWeights = o->plain;
+    p.compactWeights = o->compact;
+    p.fastCodeBits = o->codeBits;
+    p.skipWeightChecks = o->noVerify;
+    p.gpu = o->gpu;
+    p.contextLength = o->ctx;
+    p.message = message;
+    p.messageCapacity = sizeof message;
+    cli_progressStart(&prog, &co, "packing weights", 0);
+    p.progress = on_progress;
+    p.opaque = &prog;
+    llm = glyd_llmOpen(o->model, &p, &err);
+    cli_progressEnd(&prog);
+    if (!llm) cli_error("%s", message[0] ? message : glyd_getErrorName(err));
+    return llm;
+}
+
 static int argmax(const float* v, unsigned n)
 {
     unsigned i, best = 0;
@@ -479,9 +514,6 @@ static char* read_line(int* interrupted)
 
 static int chat_main(const run_opts* o)
 {
-    glyd_llmParams p;
-    cli_options co;
-    cli_progress prog;
     chat c;
     char message[512] = "";
     size_t err;
@@ -502,28 +534,8 @@ static int chat_main(const run_opts* o)
         cli_error("run: the model has no chat template and its tokenizer no <|im_start|> and <|im_end|> for ChatML");
         goto done;
     }
-    memset(&co, 0, sizeof(co));
-    co.verbosity = 1;
-    co.progress = -1;
-    memset(&p, 0, sizeof p);
-    p.nbThreads = o->threads;
-    p.kvF32 = o->kvF32;
-    p.chunkedPrompts = o->chunkedPrompts;
-    p.bf16Prompts = o->bf16Prompts;
-    p.plainWeights = o->plain;
-    p.compactWeights = o->compact;
-    p.fastCodeBits = o->codeBits;
-    p.skipWeightChecks = o->noVerify;
-    p.gpu = o->gpu;
-    p.contextLength = o->ctx;
-    p.message = message;
-    p.messageCapacity = sizeof message;
-    cli_progressStart(&prog, &co, "packing weights", 0);
-    p.progress = on_progress;
-    p.opaque = &prog;
-    c.llm = glyd_llmOpen(o->model, &p, &err);
-    cli_progressEnd(&prog);
-    if (!c.llm) { cli_error("%s", message[0] ? message : glyd_getErrorName(err)); goto done; }
+    c.llm = open_model(o);
+    if (!c.llm) goto done;
     glyd_llmGetInfo(c.llm, &c.info);
     {
         char a[32], b[32], k[32];
@@ -612,12 +624,8 @@ static int dump_logits(const char* path, const float* logits, size_t count)
 int cli_run(int argc, char** argv)
 {
     run_opts o;
-    glyd_llmParams p;
     glyd_llmInfo info;
     glyd_llm* llm;
-    char message[512] = "";
-    cli_options co;
-    cli_progress prog;
     int* ids = NULL;
     long nbIds = 0, i;
     float* logits = NULL;
@@ -632,29 +640,8 @@ int cli_run(int argc, char** argv)
     if (nbIds < 0) return 1;
     if (nbIds == 0) { cli_error("--tokens: no token id"); free(ids); return 1; }
 
-    memset(&co, 0, sizeof(co));
-    co.verbosity = 1;
-    co.progress = -1;
-    memset(&p, 0, sizeof(p));
-    p.nbThreads = o.threads;
-    p.kvF32 = o.kvF32;
-    p.chunkedPrompts = o.chunkedPrompts;
-    p.bf16Prompts = o.bf16Prompts;
-    p.plainWeights = o.plain;
-    p.compactWeights = o.compact;
-    p.fastCodeBits = o.codeBits;
-    p.skipWeightChecks = o.noVerify;
-    p.gpu = o.gpu;
-    p.contextLength = o.ctx;
-    p.message = message;
-    p.messageCapacity = sizeof message;
-    cli_progressStart(&prog, &co, "packing weights", 0);
-    p.progress = on_progress;
-    p.opaque = &prog;
-    llm = glyd_llmOpen(o.model, &p, &err);
-    cli_progressEnd(&prog);
+    llm = open_model(&o);
     if (!llm) {
-        cli_error("%s", message[0] ? message : glyd_getErrorName(err));
         free(ids);
         return 1;
     }
