@@ -6,14 +6,15 @@
  * bench/vs_llama_cpp.py sets beside llama.cpp's). Each form runs in its own process
  * (so that resident memory is its own), the two in turns.
  *
- *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]
+ *   build/bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts] [--bf16-decode]
  *
  * --avx2 keeps the tensor decoders, the products' kernels and attention to
  * AVX2 (what a CPU without AVX-512 runs), in both forms. --code-bits picks the fast
  * layout's codes (glyd_llmParams.fastCodeBits; by default this CPU's best).
  * --chunked-prompts runs a Qwen3.5 prompt's delta rule in the chunked form
  * (glyd_llmParams.chunkedPrompts), in both forms; --bf16-prompts, a
- * prompt's products in bf16 pairs (glyd_llmParams.bf16Prompts), in both.
+ * prompt's products in bf16 pairs (glyd_llmParams.bf16Prompts), in both;
+ * --bf16-decode, a token's (glyd_llmParams.bf16Decode).
  *
  * MODEL: a Hugging Face folder (build/synth_model -o DIR --shape 0.5b makes
  * a 0.5B-shaped one) or a packed model. A folder's weights are packed in
@@ -58,7 +59,7 @@ typedef struct {
 static int g_avx2;
 static unsigned g_codeBits; /* glyd_llmParams.fastCodeBits */
 static int g_chunkedPrompts;
-static int g_bf16Prompts;
+static int g_bf16Prompts, g_bf16Decode;
 
 static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
 {
@@ -90,6 +91,7 @@ static int measure(const char* model, int plain, unsigned threads, int nbDecode,
         p.fastCodeBits = g_codeBits;
         p.chunkedPrompts = g_chunkedPrompts;
         p.bf16Prompts = g_bf16Prompts;
+        p.bf16Decode = g_bf16Decode;
         p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
         p.message = msg;
         p.messageCapacity = sizeof msg;
@@ -145,12 +147,13 @@ int main(int argc, char** argv)
         else if (!strcmp(argv[i], "--avx2")) g_avx2 = 1;
         else if (!strcmp(argv[i], "--chunked-prompts")) g_chunkedPrompts = 1;
         else if (!strcmp(argv[i], "--bf16-prompts")) g_bf16Prompts = 1;
+        else if (!strcmp(argv[i], "--bf16-decode")) g_bf16Decode = 1;
         else if (!strcmp(argv[i], "--code-bits") && i + 1 < argc) g_codeBits = (unsigned)atoi(argv[++i]);
         else if (argv[i][0] != '-' && !model) model = argv[i];
-        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts] [--bf16-decode]\n"); return 2; }
     }
     if (!model || nbDecode < 1 || nbPrompt < 1 || rounds < 1) {
-        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts]\n");
+        fprintf(stderr, "usage: bench_engine MODEL [--tokens N] [--prompt N] [--rounds R] [-T#] [--avx2] [--code-bits 3|4] [--chunked-prompts] [--bf16-prompts] [--bf16-decode]\n");
         return 2;
     }
     memset(best, 0, sizeof best);
@@ -175,9 +178,9 @@ int main(int argc, char** argv)
     {
         char who[32] = "every core";
         if (threads) snprintf(who, sizeof who, "%u threads", threads);
-        printf("## Engine: %s, %s, %d prompt tokens then %d decoded, best of %d%s%s%s\n\n", model, who, nbPrompt,
+        printf("## Engine: %s, %s, %d prompt tokens then %d decoded, best of %d%s%s%s%s\n\n", model, who, nbPrompt,
                nbDecode, rounds, g_avx2 ? ", decoders kept to AVX2" : "", g_chunkedPrompts ? ", chunked prompts" : "",
-               g_bf16Prompts ? ", prompts in bf16 pairs" : "");
+               g_bf16Prompts ? ", prompts in bf16 pairs" : "", g_bf16Decode ? ", decoding in bf16 pairs" : "");
     }
     printf("| weights | decode tok/s | prompt tok/s | weights in memory | resident after the prompt | peak resident "
            "| peak resident, whole process |\n");

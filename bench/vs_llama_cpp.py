@@ -5,8 +5,8 @@ runs this.
 
 Each round runs, one after the other: llama-bench for this CPU, then
 build/bench_engine (its compressed and plain runs), then, where the CPU has
-AVX512_BF16, bench_engine --bf16-prompts (prompts in bf16 pairs, llama.cpp's
-arithmetic), then llama-bench for AVX2, then bench_engine --avx2; the table
+AVX512_BF16, bench_engine --bf16-prompts --bf16-decode (every product in
+bf16 pairs, llama.cpp's arithmetic), then llama-bench for AVX2, then bench_engine --avx2; the table
 keeps the best tokens/s of each.
 Both run the same threads (-T# among --engine-args, else every core) and
 the same prompt and decode lengths. Peak RSS is the whole process's: VmHWM
@@ -50,12 +50,15 @@ def llama_bench(binary, a):
     return r
 
 
-def bench_engine(avx2, a, bf16_prompts=False):
+BF16_PAIRS = ["--bf16-prompts", "--bf16-decode"]
+
+
+def bench_engine(avx2, a, bf16_pairs=False):
     """One bench_engine run: its compressed and plain rows, by column name."""
-    # --avx2 (or --bf16-prompts) among --engine-args would make every row such a one; each row says its own.
-    extra = [x for x in shlex.split(a.engine_args) if x not in ("--avx2", "--bf16-prompts")]
+    # --avx2 (or a bf16 option) among --engine-args would make every row such a one; each row says its own.
+    extra = [x for x in shlex.split(a.engine_args) if x not in ["--avx2"] + BF16_PAIRS]
     cmd = [a.engine, a.model, "--rounds", "1", "--prompt", str(a.prompt), "--tokens", str(a.tokens),
-           f"-T{a.threads}"] + extra + (["--avx2"] if avx2 else []) + (["--bf16-prompts"] if bf16_prompts else [])
+           f"-T{a.threads}"] + extra + (["--avx2"] if avx2 else []) + (BF16_PAIRS if bf16_pairs else [])
     out, _ = run_with_peak(cmd)
     rows, header = {}, None
     for line in out.splitlines():
@@ -116,7 +119,7 @@ def main():
         if "plain bf16" in ours:
             keep_best(best, "glyd, plain bf16", ours["plain bf16"])
         if pairs_here:
-            keep_best(best, "glyd, coded weights, prompts in bf16 pairs", bench_engine(False, a, True)["compressed"])
+            keep_best(best, "glyd, coded weights, bf16 pairs", bench_engine(False, a, True)["compressed"])
         keep_best(best, "llama.cpp bf16, AVX2 build", llama_bench(a.llama_bench_avx2, a))
         keep_best(best, "glyd, coded weights, decoders kept to AVX2", bench_engine(True, a)["compressed"])
 
@@ -127,7 +130,7 @@ def main():
     print("| | prompt tok/s | decode tok/s | peak RSS |")
     print("| --- | ---: | ---: | ---: |")
     order = ["llama.cpp bf16", "llama.cpp bf16, AVX2 build", "glyd, coded weights",
-             "glyd, coded weights, prompts in bf16 pairs", "glyd, coded weights, decoders kept to AVX2",
+             "glyd, coded weights, bf16 pairs", "glyd, coded weights, decoders kept to AVX2",
              "glyd, plain bf16"]
     for name in order:
         if name in best:
@@ -135,7 +138,7 @@ def main():
             print(f"| {name} | {r['prompt']:.2f} | {r['decode']:.2f} | {r['peak_kb'] / 1024:.0f} MiB |")
 
     pairs = [("coded/llama.cpp bf16", "glyd, coded weights", "llama.cpp bf16"),
-             ("coded, bf16 pairs/llama.cpp bf16", "glyd, coded weights, prompts in bf16 pairs", "llama.cpp bf16"),
+             ("coded, bf16 pairs/llama.cpp bf16", "glyd, coded weights, bf16 pairs", "llama.cpp bf16"),
              ("coded/llama.cpp bf16, AVX2 both", "glyd, coded weights, decoders kept to AVX2",
               "llama.cpp bf16, AVX2 build"),
              ("plain bf16/llama.cpp bf16", "glyd, plain bf16", "llama.cpp bf16")]

@@ -61,6 +61,7 @@ struct glyd_llm_s {
     int kvF32;
     int chunkedPrompts;       /* glyd_llmParams' */
     int bf16Prompts;          /* glyd_llmParams' */
+    int bf16Decode;           /* glyd_llmParams' */
     void* kCache;               /* (nbLayers, ctx, nbKvHeads * headDim), fp32 or bf16 */
     void* vCache;
     /* activations of a batch of up to GLYD_BATCH tokens, one row each */
@@ -769,6 +770,7 @@ static size_t alloc_state(glyd_llm* m)
     }
     for (t = 0; t < m->nbThreads; t++) {
         m->scratch[t].bf16Pairs = m->bf16Prompts;
+        m->scratch[t].bf16Decode = m->bf16Decode;
         FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->embed));
         if (!c->tied) FORWARD_IF_ERROR(glyd_scratchReserve(&m->scratch[t], &m->head));
         for (l = 0; l < c->nbLayers; l++) {
@@ -893,6 +895,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->kvF32 = p ? p->kvF32 : 0;
     m->chunkedPrompts = p ? p->chunkedPrompts != 0 : 0;
     m->bf16Prompts = p ? p->bf16Prompts != 0 : 0;
+    m->bf16Decode = p ? p->bf16Decode != 0 : 0;
     m->plain = p ? p->plainWeights : 0;
     m->compact = p ? p->compactWeights : 0;
     m->checkWeights = p ? !p->skipWeightChecks : 1;

@@ -16,6 +16,7 @@
  * chunk that is a multiple of 32, as in every model seen) go this way.
  */
 #include "infer.h"
+#include "pairs.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(GLYD_NO_SIMD)
 #  include "../../lib/tensor/fast_simd.h"
@@ -59,16 +60,17 @@ typedef struct {
     __m512i index[4];     /* g_blockIndex */
 } kernel_tables;
 
-/* nb (1 or 2) groups from g on into acc: returns 0 when they need escapes
- * beyond escEnd. */
+/* nb (1 or 2) groups from g on as bytes in element order: *hi their
+ * elements' high bytes (sign, exponent's top 7 bits), *lo their low ones
+ * (exponent's low bit, mantissa). Returns 0 when they need escapes beyond
+ * escEnd. */
 __attribute__((target(AVX512_TARGET), always_inline))
-static inline int groups_avx512(const glyd_tensorView* v, uint64_t g, unsigned const nb, const float* xd,
-                                uint64_t* esc, uint64_t escEnd, const kernel_tables* t, __m512* acc)
+static inline int group_bytes_avx512(const glyd_tensorView* v, uint64_t g, unsigned const nb, uint64_t* esc,
+                                     uint64_t escEnd, const kernel_tables* t, __m512i* hi, __m512i* lo)
 {
     const uint8_t* const planes = v->codePlanes + g * 12;
     const uint8_t* const raw = v->planes[0] + g * 32;
     __m512i const m80 = _mm512_set1_epi8((char)0x80);
-    __mmask64 const topHalves = _cvtu64_mask64(0xCCCCCCCCCCCCCCCCULL);
     /* the code words' bytes gathered into the top of each qword, then each
      * qword's 8 x 8 bits transposed: byte j of qword b becomes the 3-bit
      * code of element 8b + j (absent words give code 0, not an escape) */
@@ -78,8 +80,7 @@ static inline int groups_avx512(const glyd_tensorView* v, uint64_t g, unsigned c
         _mm512_maskz_permutexvar_epi8(_cvtu64_mask64(0xE0E0E0E0E0E0E0E0ULL), t->gather, words), 0);
     __mmask64 const kEsc = _mm512_cmpeq_epi8_mask(c, _mm512_set1_epi8(7));
     uint64_t const nbEsc = (uint64_t)__builtin_popcountll(_cvtmask64_u64(kEsc));
-    __m512i e, r, hi, lo;
-    unsigned b;
+    __m512i e, r;
     _mm_prefetch((const char*)raw + FUSED_PREFETCH, _MM_HINT_T0);
     _mm_prefetch((const char*)planes + FUSED_PREFETCH * 3 / 8, _MM_HINT_T0);
     if (nbEsc > escEnd - *esc) return 0;
@@ -89,10 +90,22 @@ static inline int groups_avx512(const glyd_tensorView* v, uint64_t g, unsigned c
                                                         v->escapes + *esc));
     *esc += nbEsc;
     r = _mm512_maskz_loadu_epi8(_cvtu64_mask64(nb == 2 ? ~0ULL : 0xFFFFFFFFULL), raw);
-    /* high byte: sign, exponent's top 7 bits; low byte: exponent's low
-     * bit, mantissa (0xCA: the second operand's bits where m80 is set) */
-    hi = _mm512_ternarylogic_epi32(m80, r, _mm512_srli_epi16(e, 1), 0xCA);
-    lo = _mm512_ternarylogic_epi32(m80, _mm512_slli_epi16(e, 7), r, 0xCA);
+    /* 0xCA: the second operand's bits where m80 is set, else the third's */
+    *hi = _mm512_ternarylogic_epi32(m80, r, _mm512_srli_epi16(e, 1), 0xCA);
+    *lo = _mm512_ternarylogic_epi32(m80, _mm512_slli_epi16(e, 7), r, 0xCA);
+    return 1;
+}
+
+/* nb (1 or 2) groups from g on into acc: returns 0 when they need escapes
+ * beyond escEnd. */
+__attribute__((target(AVX512_TARGET), always_inline))
+static inline int groups_avx512(const glyd_tensorView* v, uint64_t g, unsigned const nb, const float* xd,
+                                uint64_t* esc, uint64_t escEnd, const kernel_tables* t, __m512* acc)
+{
+    __mmask64 const topHalves = _cvtu64_mask64(0xCCCCCCCCCCCCCCCCULL);
+    __m512i hi, lo;
+    unsigned b;
+    if (!group_bytes_avx512(v, g, nb, esc, escEnd, t, &hi, &lo)) return 0;
     for (b = 0; b < 2 * nb; b++)
         *acc = _mm512_fmadd_ps(_mm512_castsi512_ps(_mm512_maskz_permutex2var_epi8(topHalves, lo, t->index[b], hi)),
                                _mm512_loadu_ps(xd + 16 * b), *acc);
@@ -126,6 +139,34 @@ static int piece_avx512(const glyd_tensorView* v, uint64_t g, uint64_t ng, const
     _mm256_storeu_ps(lanes, _mm256_add_ps(_mm512_castps512_ps256(acc),
                                           _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))));
     *out = glyd_dotTree(lanes);
+    return 1;
+}
+
+/* One piece in bf16 pairs (pairs.h): ng groups from g on against xp (the
+ * piece's part of the vector in pair order), into *out. The bytes of two
+ * groups unpacked within 128-bit lanes are the order's two steps. */
+__attribute__((target(AVX512_TARGET ",avx512bf16")))
+static int piece_pairs_avx512(const glyd_tensorView* v, uint64_t g, uint64_t ng, const uint16_t* xp, uint64_t* esc,
+                              uint64_t escEnd, const kernel_tables* t, float* out)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    __m512i hi, lo;
+    uint64_t k;
+    for (k = 0; k + 2 <= ng; k += 2) {
+        if (!group_bytes_avx512(v, g + k, 2, esc, escEnd, t, &hi, &lo)) return 0;
+        a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_unpacklo_epi8(lo, hi),
+                              (__m512bh)_mm512_loadu_si512((const void*)(xp + 32 * k)));
+        a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_unpackhi_epi8(lo, hi),
+                              (__m512bh)_mm512_loadu_si512((const void*)(xp + 32 * k + 32)));
+    }
+    if (k < ng) {
+        if (!group_bytes_avx512(v, g + k, 1, esc, escEnd, t, &hi, &lo)) return 0;
+        a0 = _mm512_mask_dpbf16_ps(a0, pairs_reach(32, 0), (__m512bh)_mm512_unpacklo_epi8(lo, hi),
+                                   (__m512bh)_mm512_loadu_si512((const void*)(xp + 32 * k)));
+        a1 = _mm512_mask_dpbf16_ps(a1, pairs_reach(32, 1), (__m512bh)_mm512_unpackhi_epi8(lo, hi),
+                                   (__m512bh)_mm512_loadu_si512((const void*)(xp + 32 * k + 32)));
+    }
+    *out = pairs_close(a0, a1);
     return 1;
 }
 
@@ -381,6 +422,17 @@ int glyd_fusedFits(const glyd_matrix* w)
 #endif
 }
 
+int glyd_fusedPairsFits(const glyd_matrix* w)
+{
+#if FUSED_X86
+    return !w->plain && w->view.layout == GLYD_TLAYOUT_FAST && w->chunk % 32 == 0 &&
+           w->view.fastCodes == GLYD_TENSOR_FAST_CODES && avx512_fits() && glyd_bf16PairsUsable();
+#else
+    (void)w;
+    return 0;
+#endif
+}
+
 unsigned glyd_fusedCodes(void)
 {
 #if FUSED_X86
@@ -395,18 +447,20 @@ typedef struct {
     const glyd_matrix* w;
     int nibbles;         /* 4-bit codes (AVX2) */
     int wide;            /* else AVX-512, else AVX2 */
+    const uint16_t* xp;  /* not NULL: in bf16 pairs, against this vector */
     uint64_t escLimit;   /* the blob's escapes */
     uint8_t lut16[16];   /* code -> exponent; the escape code gives 0 */
     split_lut split;     /* 4-bit codes: the exponent's two parts */
     kernel_tables tables;/* AVX-512 */
 } fused_call;
 
-static void call_init(fused_call* c, const glyd_matrix* w)
+static void call_init(fused_call* c, const glyd_matrix* w, const uint16_t* xp)
 {
     const glyd_tensorView* const v = &w->view;
     uint8_t hi[32], lo[32];
     unsigned k;
     c->w = w;
+    c->xp = xp;
     c->nibbles = v->fastCodes == GLYD_TENSOR_NIBBLE_CODES;
     c->wide = !c->nibbles && avx512_fits();
     c->escLimit = v->nbUnits ? glyd_read32(v->escapeEnds + 4 * (v->nbUnits - 1)) : 0;
@@ -436,6 +490,16 @@ static size_t unit_pieces(const fused_call* c, uint64_t u, const float* xd, floa
         RETURN_ERROR_IF(!unit_nibbles_avx2(v, a / 32, (b - a) / w->chunk, w->chunk / 32, xd + a % w->cols, &esc,
                                            escEnd, &c->split, out),
                         corruption_detected, "escape beyond the unit's escapes");
+    } else if (c->xp) {
+        uint64_t const stride = glyd_pairsPieceStride(w->chunk);
+        uint64_t i;
+        for (i = a; i < b; i += w->chunk, out++) {
+            float s;
+            RETURN_ERROR_IF(!piece_pairs_avx512(v, i / 32, w->chunk / 32, c->xp + i % w->cols / w->chunk * stride, &esc,
+                                                escEnd, &c->tables, &s),
+                            corruption_detected, "escape beyond the unit's escapes");
+            *out = 0.0f + s;
+        }
     } else if (c->wide) {
         uint64_t i;
         for (i = a; i < b; i += w->chunk, out++) {
@@ -454,12 +518,12 @@ static size_t unit_pieces(const fused_call* c, uint64_t u, const float* xd, floa
 }
 #endif
 
-size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t r0, uint64_t r1)
-{
-    RETURN_ERROR_IF(!glyd_fusedFits(w), GENERIC, "no fused product for this matrix");
 #if FUSED_X86
+/* glyd_fusedRows' and glyd_fusedRowsPairs' walk over rows [r0, r1). */
+static size_t rows_walk(const glyd_matrix* w, const float* xd, const uint16_t* xp, float* y, uint64_t r0, uint64_t r1)
+{
     fused_call c;
-    call_init(&c, w);
+    call_init(&c, w, xp);
     if (w->view.unitSize % w->cols == 0) {
         /* units of whole rows, a row a piece: r0 is a unit's first row, r1
          * a unit's end or the last row */
@@ -482,8 +546,27 @@ size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t 
         }
     }
     return 0;
+}
+#endif
+
+size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t r0, uint64_t r1)
+{
+    RETURN_ERROR_IF(!glyd_fusedFits(w), GENERIC, "no fused product for this matrix");
+#if FUSED_X86
+    return rows_walk(w, xd, NULL, y, r0, r1);
 #else
     (void)xd, (void)y, (void)r0, (void)r1;
+    return GLYD_ERROR(GENERIC);
+#endif
+}
+
+size_t glyd_fusedRowsPairs(const glyd_matrix* w, const uint16_t* xp, float* y, uint64_t r0, uint64_t r1)
+{
+    RETURN_ERROR_IF(!glyd_fusedPairsFits(w), GENERIC, "no fused product in bf16 pairs for this matrix");
+#if FUSED_X86
+    return rows_walk(w, NULL, xp, y, r0, r1);
+#else
+    (void)xp, (void)y, (void)r0, (void)r1;
     return GLYD_ERROR(GENERIC);
 #endif
 }

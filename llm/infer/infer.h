@@ -202,6 +202,12 @@ unsigned glyd_fusedCodes(void);
  * glyd_matmulRows takes them), x deinterleaved as the products lay it out;
  * the same bits as decoding the units and multiplying them. */
 size_t glyd_fusedRows(const glyd_matrix* w, const float* xd, float* y, uint64_t r0, uint64_t r1);
+/* The same in bf16 pairs (pairs.h), against xp laid out by
+ * glyd_bf16PairOrder: where w is in the fast layout's 3-bit codes and the
+ * CPU has AVX-512 VBMI2, GFNI and AVX512_BF16. The same bits as
+ * glyd_bf16RowsTimesVector on the decoded rows. */
+int glyd_fusedPairsFits(const glyd_matrix* w);
+size_t glyd_fusedRowsPairs(const glyd_matrix* w, const uint16_t* xp, float* y, uint64_t r0, uint64_t r1);
 
 /* Prompt tokens run through each layer together, so that a matrix unit
  * decoded once serves them all: products take at most this many vectors. */
@@ -214,9 +220,12 @@ typedef struct {
     uint8_t* symbols;
     float* xd;
     size_t elemCap, symbolCap, xdCap;
-    /* nonzero: batches of TILE_MIN_VECTORS or more multiply bf16 pairs
+    /* nonzero: batches of two or more vectors multiply bf16 pairs
      * (tiles_bf16.c) where the CPU can, their vectors rounded into xb */
     int bf16Pairs;
+    /* nonzero: so does a single vector (rows_bf16.c, fused.c), laid out
+     * in xb by glyd_bf16PairOrder */
+    int bf16Decode;
     uint16_t* xb;
     size_t xbCap;
 } glyd_decodeScratch;
@@ -263,6 +272,16 @@ void glyd_bf16FromFloats(uint16_t* xb, const float* x, size_t n);
  * glyd_bf16PairsUsable is 0. */
 int glyd_bf16PairsTimesBatch(const uint16_t* block, uint64_t nbRows, uint64_t cols, const uint16_t* xb, size_t nbVec,
                              float* y, uint64_t yStride);
+/* A token's products in bf16 pairs (rows_bf16.c, in the order pairs.h
+ * sets): x rounded to bf16 and laid out for them, in
+ * glyd_bf16PairOrderSize(cols, chunk) elements. */
+uint64_t glyd_bf16PairOrderSize(uint64_t cols, uint32_t chunk);
+void glyd_bf16PairOrder(uint16_t* xp, const float* x, uint64_t cols, uint32_t chunk);
+/* y[k] = row k . xp for rows [0, nbRows) of a bf16 block (rows cols apart,
+ * summed in pieces of chunk). Returns 0, having done nothing, where
+ * glyd_bf16PairsUsable is 0. */
+int glyd_bf16RowsTimesVector(const uint16_t* block, uint64_t nbRows, uint64_t cols, uint32_t chunk, const uint16_t* xp,
+                             float* y);
 
 /* ------------------------------------------------------------------------ */
 /* Model                                                                    */

@@ -199,11 +199,15 @@ size_t glyd_scratchReserve(glyd_decodeScratch* s, const glyd_matrix* m)
         s->xdCap = s->xd ? xd : 0;
     }
     RETURN_ERROR_IF(!s->xd, memory_allocation, "decode scratch");
-    if (s->bf16Pairs && xd > s->xbCap) {
-        free(s->xb);
-        s->xb = (uint16_t*)malloc(xd * sizeof(uint16_t));
-        s->xbCap = s->xb ? xd : 0;
-        RETURN_ERROR_IF(!s->xb, memory_allocation, "decode scratch");
+    if (s->bf16Pairs || s->bf16Decode) {
+        size_t const xb = (size_t)GLYD_MAX((uint64_t)(s->bf16Pairs ? xd : 0),
+                                           s->bf16Decode ? glyd_bf16PairOrderSize(m->cols, m->chunk) : 0);
+        if (xb > s->xbCap) {
+            free(s->xb);
+            s->xb = (uint16_t*)malloc(xb * sizeof(uint16_t));
+            s->xbCap = s->xb ? xb : 0;
+            RETURN_ERROR_IF(!s->xb, memory_allocation, "decode scratch");
+        }
     }
     if (!m->plain) {
         /* four units of whole rows, or the units of four long rows */
@@ -264,50 +268,84 @@ static void block_times_batch(const glyd_matrix* w, const uint16_t* block, uint6
     }
 }
 
-/* Y[t][r] = W[r] . X[t] for every vector t of the batch and rows [r0, r1):
- * each unit decoded once serves every vector. */
-size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
-                       glyd_decodeScratch* s)
+/* What multiplies a block of bf16 rows: the batch's vectors laid out for
+ * the kernels (xd, or xb rounded to bf16 for pair products), or with xp a
+ * single vector in the pair order of a token's products in bf16 pairs. */
+typedef struct {
+    const float* xd;
+    const uint16_t* xb;
+    const uint16_t* xp;
+    size_t nbVec;
+    float* y;
+} block_product;
+
+/* Rows [r0, r1) of W, held as bf16 from `block` on, times p's vectors. */
+static void block_times(const glyd_matrix* w, const uint16_t* block, uint64_t r0, uint64_t r1, const block_product* p)
 {
-    const uint16_t* xb = NULL;
-    size_t t;
-    RETURN_ERROR_IF(nbVec > GLYD_BATCH || !s->xd || s->xdCap < nbVec * w->cols, GENERIC, "scratch not reserved");
-    if (s->bf16Pairs && nbVec > 1 && glyd_bf16PairsUsable()) {
-        RETURN_ERROR_IF(!s->xb || s->xbCap < nbVec * w->cols, GENERIC, "scratch not reserved");
-        glyd_bf16FromFloats(s->xb, x, nbVec * w->cols);
-        xb = s->xb;
-    } else {
-        for (t = 0; t < nbVec; t++) glyd_deinterleaveX(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
-    }
+    if (p->xp) glyd_bf16RowsTimesVector(block, r1 - r0, w->cols, w->chunk, p->xp, p->y + r0);
+    else block_times_batch(w, block, r0, r1, p->xd, p->xb, p->nbVec, p->y);
+}
+
+/* Rows [r0, r1) of W times p's vectors: plain rows as they lie, coded ones
+ * a few units at a time decoded into s->elems, each unit decoded once. */
+static size_t rows_times(const glyd_matrix* w, uint64_t r0, uint64_t r1, glyd_decodeScratch* s, const block_product* p)
+{
+    uint64_t const rpu = w->plain ? 0 : rows_per_unit(w);
     if (w->plain) {
-        block_times_batch(w, w->plain + r0 * w->cols, r0, r1, s->xd, xb, nbVec, y);
-        return 0;
-    }
-    if (nbVec == 1 && glyd_fusedFits(w)) return glyd_fusedRows(w, s->xd, y, r0, r1);
-    {
-        uint64_t const rpu = rows_per_unit(w);
-        if (rpu) {
-            /* up to four units at a time, whole rows each; r0 is a unit's first row */
-            uint64_t u;
-            RETURN_ERROR_IF(r0 % rpu, GENERIC, "product range not aligned on units");
-            for (u = r0 / rpu; u * rpu < r1; u += 4) {
-                uint64_t const n = GLYD_MIN((uint64_t)4, w->view.nbUnits - u);
-                uint64_t const end = GLYD_MIN((u + n) * rpu, r1);
-                FORWARD_IF_ERROR(decode_units(w, u, n, s));
-                block_times_batch(w, s->elems, u * rpu, end, s->xd, xb, nbVec, y);
-            }
-        } else {
-            /* long rows: the units of four rows at a time */
-            uint64_t const parts = w->cols / w->view.unitSize;
-            uint64_t r;
-            for (r = r0; r < r1; r += 4) {
-                uint64_t const nr = GLYD_MIN((uint64_t)4, r1 - r);
-                FORWARD_IF_ERROR(decode_units(w, r * parts, nr * parts, s));
-                block_times_batch(w, s->elems, r, r + nr, s->xd, xb, nbVec, y);
-            }
+        block_times(w, w->plain + r0 * w->cols, r0, r1, p);
+    } else if (rpu) {
+        /* up to four units at a time, whole rows each; r0 is a unit's first row */
+        uint64_t u;
+        RETURN_ERROR_IF(r0 % rpu, GENERIC, "product range not aligned on units");
+        for (u = r0 / rpu; u * rpu < r1; u += 4) {
+            uint64_t const n = GLYD_MIN((uint64_t)4, w->view.nbUnits - u);
+            uint64_t const end = GLYD_MIN((u + n) * rpu, r1);
+            FORWARD_IF_ERROR(decode_units(w, u, n, s));
+            block_times(w, s->elems, u * rpu, end, p);
+        }
+    } else {
+        /* long rows: the units of four rows at a time */
+        uint64_t const parts = w->cols / w->view.unitSize;
+        uint64_t r;
+        for (r = r0; r < r1; r += 4) {
+            uint64_t const nr = GLYD_MIN((uint64_t)4, r1 - r);
+            FORWARD_IF_ERROR(decode_units(w, r * parts, nr * parts, s));
+            block_times(w, s->elems, r, r + nr, p);
         }
     }
     return 0;
+}
+
+/* Y[t][r] = W[r] . X[t] for every vector t of the batch and rows [r0, r1):
+ * each unit decoded once serves every vector. A single vector decodes the
+ * fast layout in registers where a kernel fits (fused.c). */
+size_t glyd_matmulRows(const glyd_matrix* w, const float* x, size_t nbVec, float* y, uint64_t r0, uint64_t r1,
+                       glyd_decodeScratch* s)
+{
+    block_product p;
+    size_t t;
+    RETURN_ERROR_IF(nbVec > GLYD_BATCH || !s->xd || s->xdCap < nbVec * w->cols, GENERIC, "scratch not reserved");
+    memset(&p, 0, sizeof p);
+    p.nbVec = nbVec;
+    p.y = y;
+    if (nbVec == 1 && s->bf16Decode && glyd_bf16PairsUsable()) {
+        RETURN_ERROR_IF(!s->xb || s->xbCap < glyd_bf16PairOrderSize(w->cols, w->chunk), GENERIC,
+                        "scratch not reserved");
+        glyd_bf16PairOrder(s->xb, x, w->cols, w->chunk);
+        if (glyd_fusedPairsFits(w)) return glyd_fusedRowsPairs(w, s->xb, y, r0, r1);
+        p.xp = s->xb;
+        return rows_times(w, r0, r1, s, &p);
+    }
+    if (s->bf16Pairs && nbVec > 1 && glyd_bf16PairsUsable()) {
+        RETURN_ERROR_IF(!s->xb || s->xbCap < nbVec * w->cols, GENERIC, "scratch not reserved");
+        glyd_bf16FromFloats(s->xb, x, nbVec * w->cols);
+        p.xb = s->xb;
+    } else {
+        for (t = 0; t < nbVec; t++) glyd_deinterleaveX(s->xd + t * w->cols, x + t * w->cols, w->cols, w->chunk);
+    }
+    p.xd = s->xd;
+    if (nbVec == 1 && glyd_fusedFits(w)) return glyd_fusedRows(w, s->xd, y, r0, r1);
+    return rows_times(w, r0, r1, s, &p);
 }
 
 size_t glyd_matrixRow(const glyd_matrix* w, uint64_t r, float* out, glyd_decodeScratch* s)

@@ -1136,6 +1136,12 @@ if [ -r "$FIX/model.safetensors" ]; then
     run "$GLYD" run "$FIX" --plain --bf16-prompts --tokens "$TOKENS" --dump-logits h.f32 --kv-dtype f32; want_rc 0
     run "$GLYD" run m.glyd --bf16-prompts --tokens "$TOKENS" --dump-logits i.f32 --kv-dtype f32; want_rc 0
     want "prompts in bf16 pairs: the packed model gives other logits than plain weights" same h.f32 i.f32
+    # one token: a token's products, as decoding runs them
+    run "$GLYD" run "$FIX" --plain --bf16-decode --tokens 7 --dump-logits j.f32 -n 12; want_rc 0
+    cp "$CAP/out" plain-tokens
+    run "$GLYD" run f.glyd --bf16-decode --tokens 7 --dump-logits k.f32 -n 12; want_rc 0
+    want "decoding in bf16 pairs: the packed model gives other logits than plain weights" same j.f32 k.f32
+    want "decoding in bf16 pairs: the packed model continues otherwise than plain weights" same "$CAP/out" plain-tokens
     run "$GLYD" run f.glyd --code-bits 5 --tokens "$TOKENS"; want_rc 1
     want_err "--code-bits: expected a whole number in 3..4"
     run "$GLYD" run m.glyd -v --tokens "1" -n 3; want_rc 0

@@ -48,8 +48,8 @@ static int load_reference(reference* r)
 
 /* glyd_llmParams.fastCodeBits of the models the tests open (0: the CPU's choice) */
 static unsigned g_codeBits;
-/* and their chunkedPrompts, bf16Prompts */
-static int g_chunkedPrompts, g_bf16Prompts;
+/* and their chunkedPrompts, bf16Prompts, bf16Decode */
+static int g_chunkedPrompts, g_bf16Prompts, g_bf16Decode;
 
 /* plain: 1 bf16 weights as they are, 2 coded in the entropy layout
  * (compactWeights), 0 coded in the fast layout */
@@ -67,6 +67,7 @@ static glyd_llm* open_model_on(const char* path, int plain, unsigned threads, in
     p.fastCodeBits = g_codeBits;
     p.chunkedPrompts = g_chunkedPrompts;
     p.bf16Prompts = g_bf16Prompts;
+    p.bf16Decode = g_bf16Decode;
     p.gpu = gpu;
     p.message = msg;
     p.messageCapacity = sizeof msg;
@@ -133,6 +134,25 @@ TEST(engine_stories260k_logits_from_folder)
     glyd_llmClose(m);
 }
 
+/* How far got is from want, nbTok rows of 512 logits: the largest
+ * difference, the largest |want|, and at how many rows the argmax agrees. */
+static size_t compare_logits(const float* want, const float* got, size_t nbTok, double* worst, double* mag)
+{
+    size_t i, t, agree = 0;
+    *worst = 0, *mag = 0;
+    for (i = 0; i < nbTok * 512; i++)
+        *worst = fmax(*worst, fabs((double)got[i] - want[i])), *mag = fmax(*mag, fabs(want[i]));
+    for (t = 0; t < nbTok; t++) {
+        size_t a = 0, b = 0;
+        for (i = 1; i < 512; i++) {
+            if (want[t * 512 + i] > want[t * 512 + a]) a = i;
+            if (got[t * 512 + i] > got[t * 512 + b]) b = i;
+        }
+        agree += a == b;
+    }
+    return agree;
+}
+
 /* Prompts in bf16 pairs (glyd_llmParams.bf16Prompts): plain, coded and
  * compact weights give the same bits; near the fp32 logits where the CPU
  * has AVX512_BF16 (the fixture is a small model, on which rounding its
@@ -154,19 +174,10 @@ TEST(engine_bf16_prompts_coded_as_plain)
     }
     g_bf16Prompts = 0;
     if (want && got[0] && got[1] && got[2]) {
-        double worst = 0, mag = 0;
-        size_t i, t, agree = 0;
+        double worst, mag;
+        size_t const agree = compare_logits(want, got[0], 64, &worst, &mag);
         CHECK(memcmp(got[0], got[1], 64 * 512 * sizeof(float)) == 0);
         CHECK(memcmp(got[2], got[1], 64 * 512 * sizeof(float)) == 0);
-        for (i = 0; i < 64 * 512; i++) worst = fmax(worst, fabs((double)got[0][i] - want[i])), mag = fmax(mag, fabs(want[i]));
-        for (t = 0; t < 64; t++) {
-            size_t a = 0, b = 0;
-            for (i = 1; i < 512; i++) {
-                if (want[t * 512 + i] > want[t * 512 + a]) a = i;
-                if (got[0][t * 512 + i] > got[0][t * 512 + b]) b = i;
-            }
-            agree += a == b;
-        }
         if (glyd_bf16PairsUsable()) {
             if (!(worst < 0.1 * mag && agree >= 56))
                 fprintf(stderr, "# bf16 prompts: %g of logits up to %g, %zu of 64 argmax the same\n", worst, mag, agree);
@@ -182,6 +193,52 @@ TEST(engine_bf16_prompts_coded_as_plain)
     free(want);
     glyd_llmClose(exact);
     for (k = 0; k < 3; k++) { free(got[k]); glyd_llmClose(m[k]); }
+}
+
+/* Decoding in bf16 pairs (glyd_llmParams.bf16Decode): the reference's
+ * tokens one at a time; plain, coded (either codes) and compact weights
+ * give the same bits; near the fp32 logits where the CPU has AVX512_BF16,
+ * the fp32 logits themselves where it does not. */
+TEST(engine_bf16_decode_coded_as_plain)
+{
+    enum { TOKENS = 24 };
+    reference r;
+    glyd_llm *exact, *m[4];
+    float *want, *got[4];
+    int k;
+    size_t t;
+    if (!load_reference(&r)) return;
+    want = (float*)malloc(TOKENS * 512 * sizeof(float));
+    for (k = 0; k < 4; k++) got[k] = (float*)malloc(TOKENS * 512 * sizeof(float));
+    exact = open_model(fixture(""), 1, 2, 0);
+    g_bf16Decode = 1;
+    for (k = 0; k < 4; k++) {
+        g_codeBits = k == 3 ? 4 : 3;
+        m[k] = open_model(fixture(""), k == 3 ? 0 : k, 2, 0); /* coded, plain, compact, 4-bit codes */
+    }
+    g_bf16Decode = 0;
+    g_codeBits = 0;
+    if (want && got[0] && got[1] && got[2] && got[3] && exact && m[0] && m[1] && m[2] && m[3]) {
+        double worst, mag;
+        size_t agree;
+        for (t = 0; t < TOKENS; t++) {
+            CHECK_OK(glyd_llmForward(exact, &r.tokens[t], 1, t, want + t * 512, 0));
+            for (k = 0; k < 4; k++) CHECK_OK(glyd_llmForward(m[k], &r.tokens[t], 1, t, got[k] + t * 512, 0));
+        }
+        for (k = 0; k < 4; k++) CHECK(memcmp(got[k], got[1], TOKENS * 512 * sizeof(float)) == 0);
+        agree = compare_logits(want, got[0], TOKENS, &worst, &mag);
+        if (glyd_bf16PairsUsable()) {
+            if (!(worst < 0.1 * mag && agree >= TOKENS - 3))
+                fprintf(stderr, "# bf16 decode: %g of logits up to %g, %zu of %d argmax the same\n", worst, mag, agree,
+                        TOKENS);
+            CHECK(worst > 0 && worst < 0.1 * mag && agree >= TOKENS - 3);
+        } else {
+            CHECK(worst == 0);
+        }
+    }
+    free(want);
+    glyd_llmClose(exact);
+    for (k = 0; k < 4; k++) { free(got[k]); glyd_llmClose(m[k]); }
 }
 
 TEST(engine_coded_weights_are_bit_identical_to_plain)

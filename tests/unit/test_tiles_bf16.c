@@ -155,3 +155,82 @@ out:
     free(blob); free(w); free(x); free(single); free(exact1);
     for (k = 0; k < 3; k++) free(y[k]);
 }
+
+/* A token's vector laid out for its products in bf16 pairs (pairs.h): per
+ * piece, from a multiple of 64 on, elements 16q + 0..7 (q = 0..3), then
+ * 16q + 8..15, zeros past the piece's end. */
+TEST(bf16_pair_order_lays_out_pieces)
+{
+    float x[256];
+    uint16_t xp[512];
+    size_t i;
+    for (i = 0; i < 256; i++) x[i] = (float)i; /* exact in bf16 */
+    CHECK(glyd_bf16PairOrderSize(100, 100) == 128);
+    CHECK(glyd_bf16PairOrderSize(256, 96) == 3 * 128);
+    CHECK(glyd_bf16PairOrderSize(4096, 2048) == 4096);
+    glyd_bf16PairOrder(xp, x, 100, 100);
+    for (i = 0; i < 8; i++) {
+        CHECK(bf16_value(xp[i]) == (float)i);
+        CHECK(bf16_value(xp[8 + i]) == (float)(16 + i));
+        CHECK(bf16_value(xp[24 + i]) == (float)(48 + i));
+        CHECK(bf16_value(xp[32 + i]) == (float)(8 + i));
+        CHECK(bf16_value(xp[56 + i]) == (float)(56 + i));
+        CHECK(bf16_value(xp[64 + i]) == (float)(64 + i));
+        CHECK(bf16_value(xp[72 + i]) == (float)(80 + i));
+        CHECK(bf16_value(xp[96 + i]) == (float)(72 + i));
+        CHECK(bf16_value(xp[104 + i]) == (float)(88 + i));
+    }
+    /* elements 96..99 then zeros */
+    for (i = 0; i < 16; i++) CHECK(bf16_value(xp[80 + i]) == (i < 4 ? (float)(96 + i) : 0.0f));
+    for (i = 112; i < 128; i++) CHECK(xp[i] == 0);
+    /* pieces of 96: the second starts at x[96], the third (64) fills its part */
+    glyd_bf16PairOrder(xp, x, 256, 96);
+    CHECK(bf16_value(xp[128]) == 96.0f && bf16_value(xp[136]) == 112.0f && bf16_value(xp[160]) == 104.0f);
+    CHECK(xp[128 + 80] == 0 && bf16_value(xp[128 + 64]) == 160.0f);
+    CHECK(bf16_value(xp[256]) == 192.0f && bf16_value(xp[256 + 63]) == 255.0f);
+}
+
+/* Rows times one vector in bf16 pairs: within fp32 rounding of the exact
+ * sum of bf16 products, rows summed in pieces, tails of every length. */
+TEST(bf16_rows_against_exact_sums)
+{
+    static const struct { size_t cols, chunk; } kShapes[] = {
+        { 32, 32 }, { 64, 64 }, { 96, 96 }, { 17, 17 }, { 103, 103 }, { 896, 896 }, { 4864, 4864 },
+        { 256, 96 }, { 16384, 8192 }, { 130, 65 },
+    };
+    test_rng g = { 13 };
+    size_t k;
+    if (!glyd_bf16PairsUsable()) {
+        uint16_t w = 0x3F80, xp[64];
+        float y, x = 1.0f;
+        glyd_bf16PairOrder(xp, &x, 1, 1);
+        fprintf(stderr, "# no AVX512_BF16 here: the products refuse\n");
+        CHECK(glyd_bf16RowsTimesVector(&w, 1, 1, 1, xp, &y) == 0);
+        return;
+    }
+    for (k = 0; k < sizeof kShapes / sizeof kShapes[0]; k++) {
+        size_t const rows = 5, cols = kShapes[k].cols, chunk = kShapes[k].chunk;
+        uint16_t* const w = (uint16_t*)malloc(rows * cols * 2);
+        uint16_t* const xp = (uint16_t*)malloc(glyd_bf16PairOrderSize(cols, (uint32_t)chunk) * 2);
+        float* const x = (float*)malloc(cols * sizeof(float));
+        float y[5];
+        size_t r, i;
+        CHECK(w && xp && x);
+        if (!w || !xp || !x) { free(w); free(xp); free(x); return; }
+        fill(&g, w, rows * cols, x, cols);
+        glyd_bf16PairOrder(xp, x, cols, (uint32_t)chunk);
+        CHECK(glyd_bf16RowsTimesVector(w, rows, cols, (uint32_t)chunk, xp, y) == 1);
+        for (r = 0; r < rows; r++) {
+            double exact = 0, size = 0;
+            for (i = 0; i < cols; i++) {
+                double const p = (double)bf16_value(w[r * cols + i]) * bf16_value(glyd_f32ToBf16(x[i]));
+                exact += p;
+                size += fabs(p);
+            }
+            if (!(fabs(y[r] - exact) <= 1e-7 * (double)cols * size + 1e-30))
+                fprintf(stderr, "# %zu (pieces of %zu), row %zu: %g, exact %g\n", cols, chunk, r, y[r], exact);
+            CHECK(fabs(y[r] - exact) <= 1e-7 * (double)cols * size + 1e-30);
+        }
+        free(w); free(xp); free(x);
+    }
+}
