@@ -9,6 +9,7 @@
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
+#   make bench-records log columns on the corpus logs and tables, against zstd -19
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
 #   make bench-tiles   the prompt kernels (fp32, bf16 pairs) against the FMA peak
 #   make bench-deltanet  Gated DeltaNet's recurrence and chunked form
@@ -68,7 +69,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 # What programs of this tree link: both libraries, statically.
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
+.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-records bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
         uninstall clean py-test bench-python bench-from-pretrained \
         portable cuda cuda-cpu bench-engine-qwen35
 
@@ -172,9 +173,11 @@ portable:
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
+# fuzz_records, log columns (seeds: the corpus logs' heads, as text and as
+# columns).
 # The targets link the library and the engine compiled once, instrumented
 # for coverage and the sanitizers; they build, and run, a core each.
-FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records
 FUZZ_OBJ     := $(BUILD)/fuzz/obj
 FUZZ_LIB_OBJ := $(addprefix $(FUZZ_OBJ)/,$(LIB_SRC:.c=.o) $(LLM_SRC:.c=.o))
 NPROC        := $(shell nproc 2>/dev/null || echo 1)
@@ -188,8 +191,9 @@ fuzz:
 	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
 	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
-	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
-	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
+	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
+	    $(wildcard ../shared/corpus/logs/*.log) samples/alice29.txt
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \
@@ -216,6 +220,14 @@ bench-debian:
 	$(Q)test -e $(BUILD)/debian-corpus/MANIFEST || bench/debian_corpus.sh $(BUILD)/debian-corpus
 	$(Q)$(MAKE) --no-print-directory bench \
 	    BENCH_ARGS="--corpus $(BUILD)/debian-corpus --out bench/out/debian $(BENCH_ARGS)"
+
+# Log columns (lib/records) on the corpus logs and tables: ratios at level
+# 19 against zstd -19 on the text, and the transform's speed.
+$(BUILD)/bench_records: bench/bench_records.c $(STATIC_LIBS)
+	$(Q)./tools/deps.sh bench
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_records.c $(STATIC_LIBS) -lzstd $(LDLIBS) -o $@
+bench-records: all $(BUILD)/bench_records
+	$(Q)$(BUILD)/bench_records $(or $(BENCH_FILES),$(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*))
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight
 # against the Shannon bound and zstd -19, speeds with 1 and 2 threads.

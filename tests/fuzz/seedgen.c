@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* seedgen.c: seed inputs for fuzz_tensor and fuzz_cuda (blobs of every layout and dtype,
- * the fast layout's 4-bit codes too)
- * and fuzz_pack (a small packed model, in the harness's input form).
- *   seedgen TENSOR_DIR PACK_DIR */
+ * the fast layout's 4-bit codes too), fuzz_pack (a small packed model, in
+ * the harness's input form) and fuzz_records (the head of each log file,
+ * as text and as its columns).
+ *   seedgen TENSOR_DIR PACK_DIR [RECORDS_DIR LOG_FILE...] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../llm/model/model.h"
+#include "../../lib/records/records.h"
 #include "../../lib/tensor/tensor.h"
 
 static void put(const char* dir, const char* name, const void* data, size_t n)
@@ -28,7 +30,7 @@ int main(int argc, char** argv)
     uint8_t blob[16384];
     unsigned i, d, l;
     uint64_t s = 12345;
-    if (argc != 3) return 1;
+    if (argc < 3) return 1;
     for (i = 0; i < 3072; i++) {
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         w[i] = (uint16_t)(((s & 1) << 15) | ((118 + s % 9) << 7) | ((s >> 20) & 0x7F));
@@ -129,6 +131,22 @@ int main(int argc, char** argv)
         unlink(path);
         rmdir(dir);
         free(header);
+    }
+    for (i = 4; i < (unsigned)argc; i++) {
+        /* a log's first lines, and their columns */
+        static uint8_t text[4000], cols[8 * sizeof text + 64];
+        FILE* const f = fopen(argv[i], "rb");
+        size_t n = f ? fread(text, 1, sizeof text, f) : 0, c;
+        const char* const base = strrchr(argv[i], '/') ? strrchr(argv[i], '/') + 1 : argv[i];
+        char name[300];
+        if (f) fclose(f);
+        while (n && text[n - 1] != '\n') n--;
+        c = glyd_logToColumns(cols, sizeof cols, text, n);
+        if (glyd_isError(c)) return 1;
+        snprintf(name, sizeof name, "%s.txt", base);
+        put(argv[3], name, text, n);
+        snprintf(name, sizeof name, "%s.cols", base);
+        put(argv[3], name, cols, c);
     }
     return 0;
 }

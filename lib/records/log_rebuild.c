@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * log_rebuild.c: log lines back from their templates and columns
+ * (records.h). Every count is checked against the bytes that must hold it
+ * before anything is allocated, every stream must be used up exactly, and
+ * every write is bounded by the size the header promises.
+ */
+#include <stdlib.h>
+
+#include "records.h"
+
+typedef struct {
+    const uint8_t* p;
+    size_t size, pos;
+} reader;
+
+static int read_varint(reader* r, uint64_t* v)
+{
+    size_t const n = glyd_readVarint(r->p + r->pos, r->size - r->pos, v);
+    r->pos += n;
+    return n != 0;
+}
+
+/* A template as the lines use it. */
+typedef struct {
+    const uint8_t* bytes;
+    size_t size;
+    uint64_t nbInts, nbStrings; /* its slots of each kind */
+    uint64_t lines;             /* lines that use it */
+    uint64_t firstInt, firstString; /* its values' first index in each column */
+    uint64_t seen;              /* lines rebuilt so far */
+} template_use;
+
+/* Checks a template's bytes and counts its slots. */
+static int read_template(template_use* t)
+{
+    size_t i;
+    for (i = 0; i < t->size; i++) {
+        uint8_t const c = t->bytes[i];
+        if (c == GLYD_LOGCOL_ESCAPE) {
+            if (++i == t->size || t->bytes[i] < GLYD_LOGCOL_ESCAPE || t->bytes[i] > GLYD_LOGCOL_STRING) return 0;
+        } else if (c == GLYD_LOGCOL_INT) {
+            t->nbInts++;
+        } else if (c == GLYD_LOGCOL_PADDED) {
+            if (++i == t->size || t->bytes[i] < 2 || t->bytes[i] > 18) return 0;
+            t->nbInts++;
+        } else if (c == GLYD_LOGCOL_STRING) {
+            t->nbStrings++;
+        }
+    }
+    return 1;
+}
+
+/* *total += a * b, refusing anything beyond limit. */
+static int add_product(uint64_t* total, uint64_t a, uint64_t b, uint64_t limit)
+{
+    if (a && b > (limit - *total) / a) return 0;
+    *total += a * b;
+    return 1;
+}
+
+/* Decimal text of v (to at most 20 bytes); with width, zero-padded to
+ * exactly that many digits (0: none, or the value does not fit). */
+static size_t format_integer(uint8_t* out, int64_t v, unsigned width)
+{
+    uint8_t digits[20];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    size_t n = 0, k = 0;
+    do { digits[n++] = (uint8_t)('0' + u % 10); u /= 10; } while (u);
+    if (width) {
+        if (v < 0 || n > width) return 0;
+        while (n < width) digits[n++] = '0';
+    }
+    if (v < 0) out[k++] = '-';
+    while (n) out[k++] = digits[--n];
+    return k;
+}
+
+/* Everything the rebuild reads. */
+typedef struct {
+    template_use* templates;
+    uint64_t nbTemplates;
+    uint32_t* lineTemplate;
+    uint64_t nbLines;
+    int64_t* ints;
+    const uint8_t** strText;
+    uint64_t* strLen;
+} columns;
+
+static void columns_free(columns* c)
+{
+    free(c->templates);
+    free(c->lineTemplate);
+    free(c->ints);
+    free(c->strText);
+    free(c->strLen);
+}
+
+static size_t read_templates(columns* c, reader r)
+{
+    uint64_t k;
+    RETURN_ERROR_IF(c->nbTemplates > r.size || c->nbTemplates > UINT32_MAX, corruption_detected,
+                    "more templates than bytes");
+    c->templates = (template_use*)calloc((size_t)c->nbTemplates + 1, sizeof(template_use));
+    RETURN_ERROR_IF(!c->templates, memory_allocation, "log templates");
+    for (k = 0; k < c->nbTemplates; k++) {
+        template_use* const t = &c->templates[k];
+        uint64_t len;
+        RETURN_ERROR_IF(!read_varint(&r, &len) || len > r.size - r.pos, corruption_detected, "template length");
+        t->bytes = r.p + r.pos;
+        t->size = (size_t)len;
+        r.pos += (size_t)len;
+        RETURN_ERROR_IF(!read_template(t), corruption_detected, "template bytes");
+    }
+    RETURN_ERROR_IF(r.pos != r.size, corruption_detected, "template bytes left over");
+    return 0;
+}
+
+static size_t read_lines(columns* c, reader r)
+{
+    uint64_t i;
+    RETURN_ERROR_IF(c->nbLines > r.size, corruption_detected, "more lines than bytes");
+    c->lineTemplate = (uint32_t*)malloc((size_t)c->nbLines * sizeof(uint32_t) + 1);
+    RETURN_ERROR_IF(!c->lineTemplate, memory_allocation, "log lines");
+    for (i = 0; i < c->nbLines; i++) {
+        uint64_t t;
+        RETURN_ERROR_IF(!read_varint(&r, &t) || t >= c->nbTemplates, corruption_detected, "line's template");
+        c->lineTemplate[i] = (uint32_t)t;
+        c->templates[t].lines++;
+    }
+    RETURN_ERROR_IF(r.pos != r.size, corruption_detected, "line bytes left over");
+    return 0;
+}
+
+/* Both columns, by template, slot and line, as the encoder wrote them. */
+static size_t read_values(columns* c, reader ri, reader rs)
+{
+    uint64_t nbInts = 0, nbStrings = 0, k, slot, n, i = 0, j = 0;
+    for (k = 0; k < c->nbTemplates; k++) {
+        template_use* const t = &c->templates[k];
+        t->firstInt = nbInts;
+        t->firstString = nbStrings;
+        /* each value takes a byte at least */
+        RETURN_ERROR_IF(!add_product(&nbInts, t->nbInts, t->lines, ri.size), corruption_detected, "integer count");
+        RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rs.size), corruption_detected,
+                        "string count");
+    }
+    c->ints = (int64_t*)malloc((size_t)nbInts * sizeof(int64_t) + 1);
+    c->strText = (const uint8_t**)malloc((size_t)nbStrings * sizeof(uint8_t*) + 1);
+    c->strLen = (uint64_t*)malloc((size_t)nbStrings * sizeof(uint64_t) + 1);
+    RETURN_ERROR_IF(!c->ints || !c->strText || !c->strLen, memory_allocation, "log columns");
+    for (k = 0; k < c->nbTemplates; k++) {
+        const template_use* const t = &c->templates[k];
+        for (slot = 0; slot < t->nbInts; slot++) {
+            uint64_t previous = 0;
+            for (n = 0; n < t->lines; n++, i++) {
+                uint64_t z;
+                RETURN_ERROR_IF(!read_varint(&ri, &z), corruption_detected, "integer column");
+                previous += (z >> 1) ^ (0 - (z & 1));
+                c->ints[i] = (int64_t)previous;
+            }
+        }
+        for (slot = 0; slot < t->nbStrings; slot++) {
+            for (n = 0; n < t->lines; n++, j++) {
+                uint64_t len;
+                RETURN_ERROR_IF(!read_varint(&rs, &len) || len > rs.size - rs.pos, corruption_detected, "string column");
+                c->strText[j] = rs.p + rs.pos;
+                c->strLen[j] = len;
+                rs.pos += (size_t)len;
+            }
+        }
+    }
+    RETURN_ERROR_IF(ri.pos != ri.size || rs.pos != rs.size, corruption_detected, "column bytes left over");
+    return 0;
+}
+
+/* Line i into out[0..room); returns its size, or (size_t)-1 if it does not
+ * fit or its values are not what its template asks. */
+static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
+{
+    template_use* const t = &c->templates[c->lineTemplate[i]];
+    uint64_t const k = t->seen++;
+    uint64_t intSlot = 0, strSlot = 0;
+    size_t n = 0, b;
+    for (b = 0; b < t->size; b++) {
+        uint8_t const x = t->bytes[b];
+        if (x == GLYD_LOGCOL_INT || x == GLYD_LOGCOL_PADDED) {
+            int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
+            unsigned const width = x == GLYD_LOGCOL_PADDED ? t->bytes[++b] : 0;
+            uint8_t text[20];
+            size_t const len = format_integer(text, v, width);
+            if (!len || len > room - n) return (size_t)-1;
+            memcpy(out + n, text, len);
+            n += len;
+        } else if (x == GLYD_LOGCOL_STRING) {
+            uint64_t const j = t->firstString + strSlot++ * t->lines + k;
+            if (c->strLen[j] > room - n) return (size_t)-1;
+            memcpy(out + n, c->strText[j], (size_t)c->strLen[j]);
+            n += (size_t)c->strLen[j];
+        } else {
+            if (x == GLYD_LOGCOL_ESCAPE) b++;
+            if (n == room) return (size_t)-1;
+            out[n++] = t->bytes[b];
+        }
+    }
+    return n;
+}
+
+size_t glyd_logRebuiltSize(const void* src, size_t size)
+{
+    reader r = { (const uint8_t*)src, size, 0 };
+    uint64_t n;
+    RETURN_ERROR_IF(size < 1 || r.p[0] != GLYD_LOGCOL_VERSION, corruption_detected, "log columns version");
+    r.pos = 1;
+    RETURN_ERROR_IF(!read_varint(&r, &n) || n > (uint64_t)(SIZE_MAX / 2), corruption_detected, "log columns size");
+    return (size_t)n;
+}
+
+size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_t size)
+{
+    reader r = { (const uint8_t*)src, size, 0 };
+    columns c;
+    uint64_t rebuilt, sizes[4], i;
+    uint8_t noFinalNewline;
+    size_t at = 0, result = 0;
+    unsigned s;
+    memset(&c, 0, sizeof c);
+    rebuilt = glyd_logRebuiltSize(src, size);
+    FORWARD_IF_ERROR(rebuilt);
+    r.pos = 1 + glyd_varintSize(rebuilt);
+    RETURN_ERROR_IF(!read_varint(&r, &c.nbLines) || r.pos >= size, corruption_detected, "log columns header");
+    noFinalNewline = r.p[r.pos++];
+    RETURN_ERROR_IF(noFinalNewline > 1 || (noFinalNewline && !c.nbLines), corruption_detected, "log columns flags");
+    RETURN_ERROR_IF(!read_varint(&r, &c.nbTemplates), corruption_detected, "log columns header");
+    for (s = 0; s < 4; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
+    {
+        uint64_t left = size - r.pos;
+        for (s = 0; s < 4; s++) {
+            RETURN_ERROR_IF(sizes[s] > left, corruption_detected, "log column sizes");
+            left -= sizes[s];
+        }
+        RETURN_ERROR_IF(left != 0, corruption_detected, "log column sizes");
+    }
+    RETURN_ERROR_IF(rebuilt > dstCapacity, dstSize_tooSmall, "log text");
+    {
+        reader part[4];
+        for (s = 0; s < 4; s++) {
+            part[s].p = r.p + r.pos;
+            part[s].size = (size_t)sizes[s];
+            part[s].pos = 0;
+            r.pos += (size_t)sizes[s];
+        }
+        result = read_templates(&c, part[0]);
+        if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
+        if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3]);
+    }
+    for (i = 0; i < c.nbLines && !GLYD_IS_ERROR(result); i++) {
+        size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);
+        if (n == (size_t)-1) { result = GLYD_ERROR(corruption_detected); break; }
+        at += n;
+        if (i + 1 < c.nbLines || !noFinalNewline) {
+            if (at == rebuilt) { result = GLYD_ERROR(corruption_detected); break; }
+            ((uint8_t*)dst)[at++] = '\n';
+        }
+    }
+    if (!GLYD_IS_ERROR(result)) result = at == rebuilt ? at : GLYD_ERROR(corruption_detected);
+    columns_free(&c);
+    return result;
+}

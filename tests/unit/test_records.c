@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* test_records.c: log lines as templates and typed columns
+ * (lib/records): every file of the shared corpus and hostile texts come
+ * back byte for byte; the columns hold what they should (templates once,
+ * integers typed); damaged and truncated columns are refused, never read
+ * past. */
+#include <stdlib.h>
+
+#include "../../lib/records/records.h"
+#include "harness.h"
+
+/* src through columns and back: returns the columns' size (0 on a
+ * failure, which is reported). */
+static size_t round_trip(const uint8_t* src, size_t n)
+{
+    size_t const cap = 8 * n + 64;
+    uint8_t* const cols = (uint8_t*)malloc(cap);
+    uint8_t* const back = (uint8_t*)malloc(n + 1);
+    size_t size = 0, r;
+    CHECK(cols && back);
+    if (!cols || !back) { free(cols); free(back); return 0; }
+    r = glyd_logToColumns(cols, cap, src, n);
+    CHECK_OK(r);
+    if (!glyd_isError(r)) {
+        size_t const got = glyd_logFromColumns(back, n, cols, r);
+        CHECK(glyd_logRebuiltSize(cols, r) == n);
+        CHECK(got == n);
+        if (got == n && memcmp(back, src, n) != 0) {
+            fprintf(stderr, "# %zu bytes come back otherwise\n", n);
+            CHECK(0);
+        }
+        if (got == n) size = r;
+        /* one byte short of room */
+        if (n) CHECK_ERR(glyd_logFromColumns(back, n - 1, cols, r), GLYD_error_dstSize_tooSmall);
+    }
+    free(cols);
+    free(back);
+    return size;
+}
+
+TEST(log_columns_corpus_round_trip)
+{
+    static const char* const kFolders[] = { "logs", "tables", "text" };
+    size_t f;
+    for (f = 0; f < 3; f++) {
+        char* paths[64];
+        int const nb = corpus_files(kFolders[f], paths, 64);
+        int k;
+        for (k = 0; k < nb; k++) {
+            size_t n;
+            uint8_t* const data = read_file(paths[k], &n);
+            if (data) {
+                size_t const cols = round_trip(data, n);
+                /* logs: a repeated template per line, much smaller than the text */
+                if (f == 0) CHECK(cols > 0 && cols < n);
+            }
+            free(data);
+            free(paths[k]);
+        }
+    }
+}
+
+TEST(log_columns_hostile_texts)
+{
+#define T(s) { s, sizeof s - 1 }
+    static const struct { const char* text; size_t size; } kTexts[] = {
+        T(""), T("\n"), T("\n\n\n"), T("no newline at the end"), T("a\r\nb\r\n"), T("trailing spaces   \n\t\n"),
+        T("0 -0 00 007 -007 -5 +5 1e5 100000 1.50 0x1F\n"),
+        T("999999999999999999 -999999999999999999 1000000000000000000 -9223372036854775808\n"),
+        T("1\n999999999999999999\n1\n-999999999999999999\n"), /* deltas that span the whole range */
+        T("\x10\x11\x12\x13 x\x11y 7\x12 \x13" "8\n"),      /* the template's own bytes in the text */
+        T("unbalanced \"quote and [bracket\n"), T("ts=2015-10-18T18:01:47.978Z level=INFO id=00a3\n"),
+        T("\xff\xfe\x80 invalid utf-8 \xc3\x28 9\n"), T("a\0b 1\0 2\n\0"),
+    };
+#undef T
+    size_t k;
+    for (k = 0; k < sizeof kTexts / sizeof kTexts[0]; k++) round_trip((const uint8_t*)kTexts[k].text, kTexts[k].size);
+    {
+        /* the 400-digit number, binary junk, and one long line of numbers */
+        test_rng g = { 3 };
+        size_t const n = 1 << 16;
+        uint8_t* const junk = (uint8_t*)malloc(n);
+        char* const digits = (char*)malloc(512);
+        char* const line = (char*)malloc(200000);
+        size_t i, at = 0;
+        CHECK(junk && digits && line);
+        if (junk && digits && line) {
+            rng_fill(&g, junk, n);
+            round_trip(junk, n);
+            for (i = 0; i < 400; i++) digits[i] = (char)('1' + i % 9);
+            digits[400] = '\n';
+            round_trip((const uint8_t*)digits, 401);
+            for (i = 0; at + 24 < 200000; i++) at += (size_t)snprintf(line + at, 200000 - at, "%zu ", i * 7919 % 100003);
+            round_trip((const uint8_t*)line, at);
+        }
+        free(junk);
+        free(digits);
+        free(line);
+    }
+}
+
+TEST(log_columns_hold_templates_once)
+{
+    /* 1000 lines of one kind: one template, integers as small deltas */
+    char* const text = (char*)malloc(64 * 1000);
+    uint8_t cols[8192];
+    size_t at = 0, i, r;
+    if (!text) return;
+    for (i = 0; i < 1000; i++)
+        at += (size_t)snprintf(text + at, 64, "081109 %06zu INFO dfs.DataNode: block %zu served\n", 203615 + i, 5000 + 3 * i);
+    r = glyd_logToColumns(cols, sizeof cols, text, at);
+    CHECK_OK(r);
+    /* a header, one template, a byte a line, two bytes of integers a line */
+    CHECK(!glyd_isError(r) && r < 4 * 1000 + 200);
+    CHECK_ERR(glyd_logToColumns(cols, 100, text, at), GLYD_error_dstSize_tooSmall);
+    free(text);
+}
+
+TEST(log_columns_damage_is_refused)
+{
+    static const char kText[] = "2015-10-18 18:01:47 INFO [main] job 17 started on node-3 after 250 ms\n"
+                                "2015-10-18 18:01:48 WARN [main] job 17 retried on node-4 after 12 ms\n"
+                                "2015-10-18 18:01:52 INFO [pool-2] job 18 started on node-3 after 3 ms\n";
+    uint8_t cols[1024], back[sizeof kText], damaged[1024];
+    size_t const n = sizeof kText - 1;
+    size_t const size = glyd_logToColumns(cols, sizeof cols, kText, n);
+    size_t i;
+    unsigned bit;
+    CHECK_OK(size);
+    if (glyd_isError(size)) return;
+    /* every truncation */
+    for (i = 0; i < size; i++) CHECK(glyd_isError(glyd_logFromColumns(back, sizeof back, cols, i)));
+    /* every bit flipped: refused, or some text of the promised size */
+    for (i = 0; i < size; i++)
+        for (bit = 0; bit < 8; bit++) {
+            size_t r;
+            memcpy(damaged, cols, size);
+            damaged[i] ^= (uint8_t)(1u << bit);
+            r = glyd_logFromColumns(back, sizeof back, damaged, size);
+            CHECK(glyd_isError(r) || r == glyd_logRebuiltSize(damaged, size));
+        }
+    /* a trailing byte */
+    memcpy(damaged, cols, size);
+    damaged[size] = 0;
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, damaged, size + 1), GLYD_error_corruption_detected);
+}
