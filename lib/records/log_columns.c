@@ -60,7 +60,8 @@ static void buf_varint(byte_buf* b, uint64_t v)
 typedef struct {
     const uint8_t* text; /* a string's bytes */
     uint64_t len;
-    int64_t value;       /* an integer's */
+    int64_t value;       /* an integer's, a run of digits' */
+    uint64_t zeros;      /* a run of digits' leading zeros */
 } variable;
 
 /* The templates seen, by their bytes (open addressing). */
@@ -138,48 +139,115 @@ static int as_integer(const uint8_t* t, size_t n, int64_t* v)
     return 1;
 }
 
-/* Digits only, a leading zero, 2..18 of them. */
-static int as_padded(const uint8_t* t, size_t n, int64_t* v)
+/* Digits only, 1..GLYD_LOGCOL_DIGITS_MAX of them: the value, and the zeros
+ * before it ("007": 7 and 2; "00": 0 and 1). */
+static int as_digits(const uint8_t* t, size_t n, int64_t* v, uint64_t* zeros)
 {
-    size_t i;
+    size_t i, z = 0;
     int64_t x = 0;
-    if (n < 2 || n > 18 || t[0] != '0') return 0;
+    if (n < 1 || n > GLYD_LOGCOL_DIGITS_MAX) return 0;
     for (i = 0; i < n; i++) {
         if (t[i] < '0' || t[i] > '9') return 0;
         x = 10 * x + (t[i] - '0');
     }
+    while (z + 1 < n && t[z] == '0') z++;
     *v = x;
+    *zeros = z;
     return 1;
 }
 
+/* Bytes of a token that the template keeps as they are. */
+static size_t put_literal(const uint8_t* p, const uint8_t* q, uint8_t* tpl)
+{
+    size_t n = 0;
+    for (; p < q; p++) {
+        if (*p >= GLYD_LOGCOL_ESCAPE && *p <= GLYD_LOGCOL_STRING) tpl[n++] = GLYD_LOGCOL_ESCAPE;
+        tpl[n++] = *p;
+    }
+    return n;
+}
+
+/* A variable [p, p + len): its placeholder into tpl (returns its size),
+ * the variable into *v. A whole token is an integer where it reads as
+ * one; runs of digits (a part of a token, or a number with leading
+ * zeros) are DIGITS, whatever their width, so that a field of fixed width
+ * keeps one template. */
+static size_t put_variable(const uint8_t* p, size_t len, int whole, uint8_t* tpl, variable* v)
+{
+    v->text = p;
+    v->len = len;
+    v->value = 0;
+    v->zeros = 0;
+    if (as_digits(p, len, &v->value, &v->zeros)) tpl[0] = GLYD_LOGCOL_DIGITS;
+    else if (whole && as_integer(p, len, &v->value)) tpl[0] = GLYD_LOGCOL_INT;
+    else tpl[0] = GLYD_LOGCOL_STRING;
+    return 1;
+}
+
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+static int is_hex_letter(uint8_t c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/* Whether token [p, q) reads as hexadecimal: "0x" and hex digits, or hex
+ * letters between two decimal digits (ids, hashes, UUIDs). Splitting those
+ * at their digits would make a template of each. */
+static int looks_hex(const uint8_t* p, const uint8_t* q)
+{
+    const uint8_t* r;
+    if (q - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return 1;
+    for (r = p; r < q; r++) {
+        if (is_digit(*r) && r + 1 < q && is_hex_letter(r[1])) {
+            const uint8_t* e = r + 1;
+            while (e < q && is_hex_letter(*e)) e++;
+            if (e < q && is_digit(*e)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether token [p, q) has letters (or bytes beyond ASCII): names such as
+ * "R02-M1-NE-C", "core.45943" or "kernel32.dll" stay one string, as
+ * splitting them measured worse; digits among punctuation only (dates,
+ * times, addresses, decimals) split into their runs. */
+static int has_letters(const uint8_t* p, const uint8_t* q)
+{
+    for (; p < q; p++)
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p >= 0x80) return 1;
+    return 0;
+}
+
+/* Digit runs a token may be split into; more, and it stays one string. */
+#define TOKEN_RUNS_MAX 8
+
 /* Line [p, end) into its template (tpl, at least 2 * (end - p) bytes) and
- * variables (appended to vars); returns the template's size. */
+ * variables (appended to vars); returns the template's size. A token with
+ * digits is one variable if it is a number or looks hexadecimal; else each
+ * run of digits in it is a variable and the bytes between them stay in
+ * the template ("node-3", "2015-10-18", "10.251.35.1"). */
 static size_t split_line(const uint8_t* p, const uint8_t* end, uint8_t* tpl, variable* vars, size_t* nbVars)
 {
     size_t n = 0;
     while (p < end) {
         const uint8_t* q = p;
-        int digit = 0;
+        size_t runs = 0;
+        int64_t value;
         if (is_delimiter(*p)) { tpl[n++] = *p++; continue; }
-        while (q < end && !is_delimiter(*q)) digit |= *q >= '0' && *q <= '9', q++;
-        if (digit) {
-            variable* const v = &vars[(*nbVars)++];
-            size_t const len = (size_t)(q - p);
-            v->text = p;
-            v->len = len;
-            v->value = 0;
-            if (as_integer(p, len, &v->value)) {
-                tpl[n++] = GLYD_LOGCOL_INT;
-            } else if (as_padded(p, len, &v->value)) {
-                tpl[n++] = GLYD_LOGCOL_PADDED;
-                tpl[n++] = (uint8_t)len;
-            } else {
-                tpl[n++] = GLYD_LOGCOL_STRING;
-            }
+        for (; q < end && !is_delimiter(*q); q++) runs += is_digit(*q) && (q == p || !is_digit(q[-1]));
+        if (!runs) {
+            n += put_literal(p, q, tpl + n);
+        } else if (runs > TOKEN_RUNS_MAX || as_integer(p, (size_t)(q - p), &value) || looks_hex(p, q) ||
+                   has_letters(p, q)) {
+            n += put_variable(p, (size_t)(q - p), 1, tpl + n, &vars[(*nbVars)++]);
         } else {
-            for (; p < q; p++) {
-                if (*p >= GLYD_LOGCOL_ESCAPE && *p <= GLYD_LOGCOL_STRING) tpl[n++] = GLYD_LOGCOL_ESCAPE;
-                tpl[n++] = *p;
+            while (p < q) {
+                const uint8_t* r = p;
+                if (is_digit(*p)) {
+                    while (r < q && is_digit(*r)) r++;
+                    n += put_variable(p, (size_t)(r - p), 0, tpl + n, &vars[(*nbVars)++]);
+                } else {
+                    while (r < q && !is_digit(*r)) r++;
+                    n += put_literal(p, r, tpl + n);
+                }
+                p = r;
             }
         }
         p = q;
@@ -187,16 +255,14 @@ static size_t split_line(const uint8_t* p, const uint8_t* end, uint8_t* tpl, var
     return n;
 }
 
-/* The kind of each variable of template t[0..n), in order: INT (padded
- * ones too) or STRING. Returns their count. */
+/* The kind of each variable of template t[0..n), in order: INT, DIGITS
+ * or STRING. Returns their count. */
 static size_t template_kinds(const uint8_t* t, size_t n, uint8_t* kinds)
 {
     size_t i, k = 0;
     for (i = 0; i < n; i++) {
         if (t[i] == GLYD_LOGCOL_ESCAPE) i++;
-        else if (t[i] == GLYD_LOGCOL_INT) kinds[k++] = GLYD_LOGCOL_INT;
-        else if (t[i] == GLYD_LOGCOL_PADDED) kinds[k++] = GLYD_LOGCOL_INT, i++;
-        else if (t[i] == GLYD_LOGCOL_STRING) kinds[k++] = GLYD_LOGCOL_STRING;
+        else if (t[i] >= GLYD_LOGCOL_INT && t[i] <= GLYD_LOGCOL_STRING) kinds[k++] = t[i];
     }
     return k;
 }
@@ -259,10 +325,10 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     return 0;
 }
 
-/* The variables, by template, slot and line: integers as zigzag deltas
- * from the slot's previous value into ints, strings (length, bytes) into
- * strs. */
-static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* strs)
+/* The variables, by template, slot and line: integers and runs of digits
+ * as zigzag deltas from the slot's previous value into ints, the runs'
+ * leading zeros into zeros, strings (length, bytes) into strs. */
+static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros, byte_buf* strs)
 {
     size_t const nbT = s->set.count;
     size_t* const first = (size_t*)calloc(nbT + 1, sizeof(size_t));
@@ -287,10 +353,11 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* strs)
             int64_t previous = 0;
             for (i = first[t]; i < first[t + 1]; i++) {
                 const variable* const v = &s->vars[s->firstVar[order[i]] + slot];
-                if (kinds[slot] == GLYD_LOGCOL_INT) {
+                if (kinds[slot] != GLYD_LOGCOL_STRING) {
                     uint64_t const d = (uint64_t)v->value - (uint64_t)previous;
                     buf_varint(ints, (d << 1) ^ (uint64_t)-(int64_t)(d >> 63));
                     previous = v->value;
+                    if (kinds[slot] == GLYD_LOGCOL_DIGITS) buf_varint(zeros, v->zeros);
                 } else {
                     buf_varint(strs, v->len);
                     buf_put(strs, v->text, (size_t)v->len);
@@ -301,7 +368,7 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* strs)
     free(first);
     free(order);
     free(kinds);
-    RETURN_ERROR_IF(ints->failed || strs->failed, memory_allocation, "log columns");
+    RETURN_ERROR_IF(ints->failed || zeros->failed || strs->failed, memory_allocation, "log columns");
     return 0;
 }
 
@@ -309,10 +376,10 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
 {
     const uint8_t* const in = (const uint8_t*)src;
     log_split s;
-    byte_buf head = { 0 }, tpls = { 0 }, lines = { 0 }, ints = { 0 }, strs = { 0 };
+    byte_buf head = { 0 }, tpls = { 0 }, lines = { 0 }, ints = { 0 }, zeros = { 0 }, strs = { 0 };
     size_t r, t, i, total = 0;
     r = split_text(&s, in, srcSize);
-    if (!GLYD_IS_ERROR(r)) r = write_columns(&s, &ints, &strs);
+    if (!GLYD_IS_ERROR(r)) r = write_columns(&s, &ints, &zeros, &strs);
     if (!GLYD_IS_ERROR(r)) {
         for (t = 0; t < s.set.count; t++) {
             buf_varint(&tpls, s.set.start[t + 1] - s.set.start[t]);
@@ -327,17 +394,18 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
         buf_varint(&head, tpls.size);
         buf_varint(&head, lines.size);
         buf_varint(&head, ints.size);
+        buf_varint(&head, zeros.size);
         buf_varint(&head, strs.size);
         if (head.failed || tpls.failed || lines.failed) r = GLYD_ERROR(memory_allocation);
     }
     if (!GLYD_IS_ERROR(r)) {
-        const byte_buf* const parts[5] = { &head, &tpls, &lines, &ints, &strs };
-        total = head.size + tpls.size + lines.size + ints.size + strs.size;
+        const byte_buf* const parts[6] = { &head, &tpls, &lines, &ints, &zeros, &strs };
+        total = head.size + tpls.size + lines.size + ints.size + zeros.size + strs.size;
         if (total > dstCapacity) {
             r = GLYD_ERROR(dstSize_tooSmall);
         } else {
             uint8_t* op = (uint8_t*)dst;
-            for (i = 0; i < 5; i++) {
+            for (i = 0; i < 6; i++) {
                 if (parts[i]->size) memcpy(op, parts[i]->p, parts[i]->size);
                 op += parts[i]->size;
             }
@@ -345,6 +413,6 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
         }
     }
     split_free(&s);
-    free(head.p); free(tpls.p); free(lines.p); free(ints.p); free(strs.p);
+    free(head.p); free(tpls.p); free(lines.p); free(ints.p); free(zeros.p); free(strs.p);
     return r;
 }

@@ -25,9 +25,9 @@ static int read_varint(reader* r, uint64_t* v)
 typedef struct {
     const uint8_t* bytes;
     size_t size;
-    uint64_t nbInts, nbStrings; /* its slots of each kind */
+    uint64_t nbInts, nbDigits, nbStrings; /* its slots: numbers (runs of digits too), runs, strings */
     uint64_t lines;             /* lines that use it */
-    uint64_t firstInt, firstString; /* its values' first index in each column */
+    uint64_t firstInt, firstZeros, firstString; /* its values' first index in each part */
     uint64_t seen;              /* lines rebuilt so far */
 } template_use;
 
@@ -41,9 +41,9 @@ static int read_template(template_use* t)
             if (++i == t->size || t->bytes[i] < GLYD_LOGCOL_ESCAPE || t->bytes[i] > GLYD_LOGCOL_STRING) return 0;
         } else if (c == GLYD_LOGCOL_INT) {
             t->nbInts++;
-        } else if (c == GLYD_LOGCOL_PADDED) {
-            if (++i == t->size || t->bytes[i] < 2 || t->bytes[i] > 18) return 0;
+        } else if (c == GLYD_LOGCOL_DIGITS) {
             t->nbInts++;
+            t->nbDigits++;
         } else if (c == GLYD_LOGCOL_STRING) {
             t->nbStrings++;
         }
@@ -59,19 +59,21 @@ static int add_product(uint64_t* total, uint64_t a, uint64_t b, uint64_t limit)
     return 1;
 }
 
-/* Decimal text of v (to at most 20 bytes); with width, zero-padded to
- * exactly that many digits (0: none, or the value does not fit). */
-static size_t format_integer(uint8_t* out, int64_t v, unsigned width)
+/* Decimal text of v (at most 20 bytes), after `zeros` zeros. Returns its
+ * size, 0 for a run of digits (zeros given) that is negative or longer
+ * than GLYD_LOGCOL_DIGITS_MAX. */
+static size_t format_integer(uint8_t* out, int64_t v, int run, uint64_t zeros)
 {
     uint8_t digits[20];
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
     size_t n = 0, k = 0;
     do { digits[n++] = (uint8_t)('0' + u % 10); u /= 10; } while (u);
-    if (width) {
-        if (v < 0 || n > width) return 0;
-        while (n < width) digits[n++] = '0';
+    if (run) {
+        if (v < 0 || zeros > GLYD_LOGCOL_DIGITS_MAX - n) return 0;
+        for (; zeros; zeros--) out[k++] = '0';
+    } else if (v < 0) {
+        out[k++] = '-';
     }
-    if (v < 0) out[k++] = '-';
     while (n) out[k++] = digits[--n];
     return k;
 }
@@ -83,6 +85,7 @@ typedef struct {
     uint32_t* lineTemplate;
     uint64_t nbLines;
     int64_t* ints;
+    uint64_t* zeros;
     const uint8_t** strText;
     uint64_t* strLen;
 } columns;
@@ -92,6 +95,7 @@ static void columns_free(columns* c)
     free(c->templates);
     free(c->lineTemplate);
     free(c->ints);
+    free(c->zeros);
     free(c->strText);
     free(c->strLen);
 }
@@ -132,34 +136,39 @@ static size_t read_lines(columns* c, reader r)
     return 0;
 }
 
-/* Both columns, by template, slot and line, as the encoder wrote them. */
-static size_t read_values(columns* c, reader ri, reader rs)
+/* The value parts, by template, slot and line, as the encoder wrote them. */
+static size_t read_values(columns* c, reader ri, reader rz, reader rs)
 {
-    uint64_t nbInts = 0, nbStrings = 0, k, slot, n, i = 0, j = 0;
+    uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, k, slot, n, i = 0, z = 0, j = 0;
     for (k = 0; k < c->nbTemplates; k++) {
         template_use* const t = &c->templates[k];
         t->firstInt = nbInts;
+        t->firstZeros = nbZeros;
         t->firstString = nbStrings;
         /* each value takes a byte at least */
         RETURN_ERROR_IF(!add_product(&nbInts, t->nbInts, t->lines, ri.size), corruption_detected, "integer count");
+        RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits, t->lines, rz.size), corruption_detected, "zeros count");
         RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rs.size), corruption_detected,
                         "string count");
     }
     c->ints = (int64_t*)malloc((size_t)nbInts * sizeof(int64_t) + 1);
+    c->zeros = (uint64_t*)malloc((size_t)nbZeros * sizeof(uint64_t) + 1);
     c->strText = (const uint8_t**)malloc((size_t)nbStrings * sizeof(uint8_t*) + 1);
     c->strLen = (uint64_t*)malloc((size_t)nbStrings * sizeof(uint64_t) + 1);
-    RETURN_ERROR_IF(!c->ints || !c->strText || !c->strLen, memory_allocation, "log columns");
+    RETURN_ERROR_IF(!c->ints || !c->zeros || !c->strText || !c->strLen, memory_allocation, "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
         const template_use* const t = &c->templates[k];
         for (slot = 0; slot < t->nbInts; slot++) {
             uint64_t previous = 0;
             for (n = 0; n < t->lines; n++, i++) {
-                uint64_t z;
-                RETURN_ERROR_IF(!read_varint(&ri, &z), corruption_detected, "integer column");
-                previous += (z >> 1) ^ (0 - (z & 1));
+                uint64_t d;
+                RETURN_ERROR_IF(!read_varint(&ri, &d), corruption_detected, "integer column");
+                previous += (d >> 1) ^ (0 - (d & 1));
                 c->ints[i] = (int64_t)previous;
             }
         }
+        for (n = 0; n < t->nbDigits * t->lines; n++, z++)
+            RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
         for (slot = 0; slot < t->nbStrings; slot++) {
             for (n = 0; n < t->lines; n++, j++) {
                 uint64_t len;
@@ -170,7 +179,8 @@ static size_t read_values(columns* c, reader ri, reader rs)
             }
         }
     }
-    RETURN_ERROR_IF(ri.pos != ri.size || rs.pos != rs.size, corruption_detected, "column bytes left over");
+    RETURN_ERROR_IF(ri.pos != ri.size || rz.pos != rz.size || rs.pos != rs.size, corruption_detected,
+                    "column bytes left over");
     return 0;
 }
 
@@ -180,15 +190,16 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
 {
     template_use* const t = &c->templates[c->lineTemplate[i]];
     uint64_t const k = t->seen++;
-    uint64_t intSlot = 0, strSlot = 0;
+    uint64_t intSlot = 0, digitSlot = 0, strSlot = 0;
     size_t n = 0, b;
     for (b = 0; b < t->size; b++) {
         uint8_t const x = t->bytes[b];
-        if (x == GLYD_LOGCOL_INT || x == GLYD_LOGCOL_PADDED) {
+        if (x == GLYD_LOGCOL_INT || x == GLYD_LOGCOL_DIGITS) {
             int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
-            unsigned const width = x == GLYD_LOGCOL_PADDED ? t->bytes[++b] : 0;
-            uint8_t text[20];
-            size_t const len = format_integer(text, v, width);
+            int const run = x == GLYD_LOGCOL_DIGITS;
+            uint64_t const zeros = run ? c->zeros[t->firstZeros + digitSlot++ * t->lines + k] : 0;
+            uint8_t text[GLYD_LOGCOL_DIGITS_MAX + 2];
+            size_t const len = format_integer(text, v, run, zeros);
             if (!len || len > room - n) return (size_t)-1;
             memcpy(out + n, text, len);
             n += len;
@@ -220,7 +231,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
 {
     reader r = { (const uint8_t*)src, size, 0 };
     columns c;
-    uint64_t rebuilt, sizes[4], i;
+    uint64_t rebuilt, sizes[5], i;
     uint8_t noFinalNewline;
     size_t at = 0, result = 0;
     unsigned s;
@@ -232,10 +243,10 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     noFinalNewline = r.p[r.pos++];
     RETURN_ERROR_IF(noFinalNewline > 1 || (noFinalNewline && !c.nbLines), corruption_detected, "log columns flags");
     RETURN_ERROR_IF(!read_varint(&r, &c.nbTemplates), corruption_detected, "log columns header");
-    for (s = 0; s < 4; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
+    for (s = 0; s < 5; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
     {
         uint64_t left = size - r.pos;
-        for (s = 0; s < 4; s++) {
+        for (s = 0; s < 5; s++) {
             RETURN_ERROR_IF(sizes[s] > left, corruption_detected, "log column sizes");
             left -= sizes[s];
         }
@@ -243,8 +254,8 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     }
     RETURN_ERROR_IF(rebuilt > dstCapacity, dstSize_tooSmall, "log text");
     {
-        reader part[4];
-        for (s = 0; s < 4; s++) {
+        reader part[5];
+        for (s = 0; s < 5; s++) {
             part[s].p = r.p + r.pos;
             part[s].size = (size_t)sizes[s];
             part[s].pos = 0;
@@ -252,7 +263,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         }
         result = read_templates(&c, part[0]);
         if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
-        if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3]);
+        if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4]);
     }
     for (i = 0; i < c.nbLines && !GLYD_IS_ERROR(result); i++) {
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);

@@ -6,8 +6,10 @@
  *
  * Each line is split at delimiters into tokens; a token holding a decimal
  * digit is a variable and the rest of the line its template (the static
- * text, CLP's "log type"). Variables are typed: integers, zero-padded
- * integers (the template keeps their width) and other strings. The output
+ * text, CLP's "log type"). Variables are typed: integers, runs of digits
+ * (a value and its leading zeros) and other strings. A token whose digits
+ * sit among punctuation only (dates, times, addresses, decimals) is split
+ * into its runs of digits, the punctuation kept in the template. The output
  * holds the templates once, each line's template number, then every
  * variable grouped by template and slot, integers as deltas from the same
  * slot's previous value, so that the values of one field of one kind of
@@ -25,8 +27,12 @@
 #define GLYD_LOGCOL_VERSION 1
 
 /* Bytes in a template: an escape for a literal byte among these four, an
- * integer, a zero-padded integer (then its width, 2..18), a string. */
-enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_PADDED = 0x12, GLYD_LOGCOL_STRING = 0x13 };
+ * integer, a run of digits, a string. */
+enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_DIGITS = 0x12, GLYD_LOGCOL_STRING = 0x13 };
+
+/* Digits a run may have, its leading zeros included: its value then fits
+ * 64 bits. Longer runs are strings. */
+#define GLYD_LOGCOL_DIGITS_MAX 18
 
 /* src as columns into dst. Returns the size written, or an error
  * (dstSize_tooSmall where they do not fit: a caller that gives srcSize
