@@ -221,13 +221,21 @@ bench-debian:
 	$(Q)$(MAKE) --no-print-directory bench \
 	    BENCH_ARGS="--corpus $(BUILD)/debian-corpus --out bench/out/debian $(BENCH_ARGS)"
 
-# Log columns (lib/records) on the corpus logs and tables: ratios at level
-# 19 against zstd -19 on the text, and the transform's speed.
+# Log columns (lib/records) on the shared corpus's logs and tables, then on
+# a second corpus (bench/records_corpus.sh: Debian's package-manager logs,
+# Debian packages' tables): ratios at level 19 against zstd -19 on the
+# text, and the transform's speed.
 $(BUILD)/bench_records: bench/bench_records.c $(STATIC_LIBS)
 	$(Q)./tools/deps.sh bench
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_records.c $(STATIC_LIBS) -lzstd $(LDLIBS) -o $@
 bench-records: all $(BUILD)/bench_records
-	$(Q)$(BUILD)/bench_records $(or $(BENCH_FILES),$(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*))
+ifneq ($(BENCH_FILES),)
+	$(Q)$(BUILD)/bench_records $(BENCH_FILES)
+else
+	$(Q)$(BUILD)/bench_records $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*)
+	$(Q)test -d $(BUILD)/records-corpus || bench/records_corpus.sh $(BUILD)/records-corpus
+	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/logs/* $(BUILD)/records-corpus/tables/*
+endif
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight
 # against the Shannon bound and zstd -19, speeds with 1 and 2 threads.
