@@ -10,20 +10,6 @@
 
 #include "records.h"
 
-/* Bytes that end a token: what separates fields in the logs seen. '.',
- * '-', '_' and '/' stay inside tokens, so that versions, dates, names and
- * paths stay whole. */
-static int is_delimiter(uint8_t c)
-{
-    switch (c) {
-    case ' ': case '\t': case '\r': case ',': case ':': case ';': case '=': case '[': case ']':
-    case '(': case ')': case '{': case '}': case '"': case '\'': case '<': case '>': case '|':
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* A growing byte buffer; `failed` once an allocation failed. */
 typedef struct {
     uint8_t* p;
@@ -223,17 +209,20 @@ static int has_letters(const uint8_t* p, const uint8_t* q)
  * digits is one variable if it is a number or looks hexadecimal; else each
  * run of digits in it is a variable and the bytes between them stay in
  * the template ("node-3", "2015-10-18", "10.251.35.1"). */
-static size_t split_line(const uint8_t* p, const uint8_t* end, uint8_t* tpl, variable* vars, size_t* nbVars)
+static size_t split_line(const uint8_t* p, const uint8_t* end, const uint8_t* varies, uint8_t* tpl, variable* vars,
+                         size_t* nbVars)
 {
-    size_t n = 0;
+    size_t n = 0, token = 0;
     while (p < end) {
         const uint8_t* q = p;
         size_t runs = 0;
         int64_t value;
-        if (is_delimiter(*p)) { tpl[n++] = *p++; continue; }
-        for (; q < end && !is_delimiter(*q); q++) runs += is_digit(*q) && (q == p || !is_digit(q[-1]));
-        if (!runs) {
+        if (glyd_logIsDelimiter(*p)) { tpl[n++] = *p++; continue; }
+        for (; q < end && !glyd_logIsDelimiter(*q); q++) runs += is_digit(*q) && (q == p || !is_digit(q[-1]));
+        if (!runs && !(varies && varies[token])) {
             n += put_literal(p, q, tpl + n);
+        } else if (!runs) {
+            n += put_variable(p, (size_t)(q - p), 1, tpl + n, &vars[(*nbVars)++]);
         } else if (runs > TOKEN_RUNS_MAX || as_integer(p, (size_t)(q - p), &value) || looks_hex(p, q) ||
                    has_letters(p, q)) {
             n += put_variable(p, (size_t)(q - p), 1, tpl + n, &vars[(*nbVars)++]);
@@ -251,6 +240,7 @@ static size_t split_line(const uint8_t* p, const uint8_t* end, uint8_t* tpl, var
             }
         }
         p = q;
+        token++;
     }
     return n;
 }
@@ -292,6 +282,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     const uint8_t* const end = src + size;
     const uint8_t* p = src;
     uint8_t* tpl;
+    glyd_logShapes* shapes;
     size_t lines = 0, longest = 0, i;
     memset(s, 0, sizeof *s);
     /* lines, and the longest, for the arrays */
@@ -307,21 +298,31 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     /* a variable takes a token and the delimiter after it, but the last */
     s->vars = (variable*)malloc((size / 2 + lines + 1) * sizeof(variable));
     tpl = (uint8_t*)malloc(2 * longest + 1);
-    if (!s->lineTemplate || !s->firstVar || !s->vars || !tpl) { free(tpl); RETURN_ERROR(memory_allocation, "log columns"); }
+    shapes = glyd_logShapesLearn(src, size);
+    if (!s->lineTemplate || !s->firstVar || !s->vars || !tpl || !shapes) {
+        free(tpl);
+        glyd_logShapesFree(shapes);
+        RETURN_ERROR(memory_allocation, "log columns");
+    }
     for (p = src, i = 0; i < lines; i++) {
         const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
         const uint8_t* const stop = nl ? nl : end;
         size_t n, t;
         s->firstVar[i] = s->nbVars;
-        n = split_line(p, stop, tpl, s->vars, &s->nbVars);
+        n = split_line(p, stop, glyd_logShapesOf(shapes, p, stop), tpl, s->vars, &s->nbVars);
         t = set_find(&s->set, tpl, n);
-        if (t == (size_t)-1) { free(tpl); RETURN_ERROR(memory_allocation, "log templates"); }
+        if (t == (size_t)-1) {
+            free(tpl);
+            glyd_logShapesFree(shapes);
+            RETURN_ERROR(memory_allocation, "log templates");
+        }
         s->lineTemplate[i] = (uint32_t)t;
         p = nl ? nl + 1 : end;
     }
     s->firstVar[lines] = s->nbVars;
     s->nbLines = lines;
     free(tpl);
+    glyd_logShapesFree(shapes);
     return 0;
 }
 

@@ -34,6 +34,31 @@ enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_DIGITS = 0
  * 64 bits. Longer runs are strings. */
 #define GLYD_LOGCOL_DIGITS_MAX 18
 
+/* Bytes that end a token: what separates fields in the logs seen. '.',
+ * '-', '_' and '/' stay inside tokens, so that versions, dates, names and
+ * paths stay whole. */
+static inline int glyd_logIsDelimiter(uint8_t c)
+{
+    switch (c) {
+    case ' ': case '\t': case '\r': case ',': case ':': case ';': case '=': case '[': case ']':
+    case '(': case ')': case '{': case '}': case '"': case '\'': case '<': case '>': case '|':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Which token positions vary, by line shape (log_shapes.c): lines with the
+ * same delimiters in the same order share a shape, and a position varies
+ * when the shape's lines do not all hold the same token there. */
+typedef struct glyd_logShapes_s glyd_logShapes;
+/* Over the lines of src; NULL when memory runs out. */
+glyd_logShapes* glyd_logShapesLearn(const uint8_t* src, size_t size);
+/* For line [p, end): a flag per token, nonzero where it varies; NULL for
+ * a shape of one line. */
+const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end);
+void glyd_logShapesFree(glyd_logShapes* s); /* NULL is fine */
+
 /* src as columns into dst. Returns the size written, or an error
  * (dstSize_tooSmall where they do not fit: a caller that gives srcSize
  * bytes learns that the columns would not pay; memory_allocation). */

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * log_shapes.c: which tokens of a line vary, learned from the text. Lines
+ * with the same delimiters in the same order share a shape; a token
+ * position of a shape varies when its lines do not all hold the same
+ * token there. A word there (a package's name, a character's) is then a
+ * variable, as a number always is, instead of making a template of each
+ * line. Only the encoder asks: the columns do not depend on how variables
+ * were chosen.
+ */
+#include <stdlib.h>
+
+#include "records.h"
+
+typedef struct {
+    uint64_t key;        /* the delimiters' hash */
+    size_t tokens;       /* per line */
+    size_t lines;
+    size_t first;        /* its positions' first values and flags: [first, first + tokens) */
+} shape;
+
+struct glyd_logShapes_s {
+    shape* shapes;
+    size_t count, cap;
+    uint32_t* table;     /* shape number + 1, 0 empty */
+    size_t tableSize;    /* a power of 2 */
+    const uint8_t** value; /* per position of a shape: its first line's token */
+    size_t* length;
+    uint8_t* varies;
+    size_t positions, positionCap;
+};
+
+/* The line's delimiters in order, tokens marked, hashed; its token count. */
+static uint64_t skeleton(const uint8_t* p, const uint8_t* end, size_t* tokens)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    size_t n = 0;
+    while (p < end) {
+        if (glyd_logIsDelimiter(*p)) {
+            h = (h ^ *p) * 0x100000001B3ULL;
+            p++;
+        } else {
+            while (p < end && !glyd_logIsDelimiter(*p)) p++;
+            h = (h ^ 0x100) * 0x100000001B3ULL;
+            n++;
+        }
+    }
+    *tokens = n;
+    return h ^ n;
+}
+
+static int grow_table(glyd_logShapes* s)
+{
+    size_t const size = s->tableSize ? 2 * s->tableSize : 1024;
+    uint32_t* const table = (uint32_t*)calloc(size, sizeof(uint32_t));
+    size_t i;
+    if (!table) return 0;
+    for (i = 0; i < s->count; i++) {
+        size_t j = (size_t)s->shapes[i].key & (size - 1);
+        while (table[j]) j = (j + 1) & (size - 1);
+        table[j] = (uint32_t)(i + 1);
+    }
+    free(s->table);
+    s->table = table;
+    s->tableSize = size;
+    return 1;
+}
+
+/* The shape of key with `tokens` tokens, or NULL; *slot: where in the
+ * table it is, or would go. */
+static shape* lookup(const glyd_logShapes* s, uint64_t key, size_t tokens, size_t* slot)
+{
+    size_t j;
+    if (!s->tableSize) return NULL;
+    for (j = (size_t)key & (s->tableSize - 1); s->table[j]; j = (j + 1) & (s->tableSize - 1)) {
+        shape* const sh = &s->shapes[s->table[j] - 1];
+        if (sh->key == key && sh->tokens == tokens) return sh;
+    }
+    *slot = j;
+    return NULL;
+}
+
+/* The shape of key with `tokens` tokens, made if new; NULL when memory
+ * runs out. */
+static shape* find_or_add(glyd_logShapes* s, uint64_t key, size_t tokens)
+{
+    size_t j = 0;
+    shape* sh;
+    if (2 * (s->count + 1) > s->tableSize && (s->count >= UINT32_MAX - 1 || !grow_table(s))) return NULL;
+    sh = lookup(s, key, tokens, &j);
+    if (sh) return sh;
+    if (s->count == s->cap) {
+        size_t const cap = s->cap ? 2 * s->cap : 256;
+        shape* const shapes = (shape*)realloc(s->shapes, cap * sizeof(shape));
+        if (!shapes) return NULL;
+        s->shapes = shapes;
+        s->cap = cap;
+    }
+    if (s->positions + tokens > s->positionCap) {
+        size_t cap = s->positionCap ? s->positionCap : 1024;
+        const uint8_t** value;
+        size_t* length;
+        uint8_t* varies;
+        while (cap < s->positions + tokens) cap *= 2;
+        value = (const uint8_t**)realloc(s->value, cap * sizeof(*value));
+        if (value) s->value = value;
+        length = (size_t*)realloc(s->length, cap * sizeof(*length));
+        if (length) s->length = length;
+        varies = (uint8_t*)realloc(s->varies, cap);
+        if (varies) s->varies = varies;
+        if (!value || !length || !varies) return NULL;
+        s->positionCap = cap;
+    }
+    sh = &s->shapes[s->count];
+    sh->key = key;
+    sh->tokens = tokens;
+    sh->lines = 0;
+    sh->first = s->positions;
+    if (tokens) memset(s->varies + s->positions, 0, tokens);
+    s->positions += tokens;
+    s->table[j] = (uint32_t)(++s->count);
+    return sh;
+}
+
+void glyd_logShapesFree(glyd_logShapes* s)
+{
+    if (!s) return;
+    free(s->shapes);
+    free(s->table);
+    free(s->value);
+    free(s->length);
+    free(s->varies);
+    free(s);
+}
+
+glyd_logShapes* glyd_logShapesLearn(const uint8_t* src, size_t size)
+{
+    const uint8_t* const end = src + size;
+    const uint8_t* p = src;
+    glyd_logShapes* const s = (glyd_logShapes*)calloc(1, sizeof(glyd_logShapes));
+    if (!s) return NULL;
+    while (p < end) {
+        const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
+        const uint8_t* const stop = nl ? nl : end;
+        size_t tokens, k = 0;
+        uint64_t const key = skeleton(p, stop, &tokens);
+        shape* const sh = find_or_add(s, key, tokens);
+        const uint8_t* q = p;
+        if (!sh) { glyd_logShapesFree(s); return NULL; }
+        while (q < stop) {
+            const uint8_t* r = q;
+            if (glyd_logIsDelimiter(*q)) { q++; continue; }
+            while (r < stop && !glyd_logIsDelimiter(*r)) r++;
+            if (!sh->lines) {
+                s->value[sh->first + k] = q;
+                s->length[sh->first + k] = (size_t)(r - q);
+            } else if (!s->varies[sh->first + k] &&
+                       (s->length[sh->first + k] != (size_t)(r - q) || memcmp(s->value[sh->first + k], q, (size_t)(r - q)))) {
+                s->varies[sh->first + k] = 1;
+            }
+            k++;
+            q = r;
+        }
+        sh->lines++;
+        p = nl ? nl + 1 : end;
+    }
+    return s;
+}
+
+const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end)
+{
+    size_t tokens, slot;
+    uint64_t const key = skeleton(p, end, &tokens);
+    const shape* const sh = lookup(s, key, tokens, &slot);
+    return sh && sh->lines > 1 && tokens ? s->varies + sh->first : NULL;
+}
