@@ -173,7 +173,7 @@ portable:
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
-# fuzz_records, log columns (seeds: the corpus logs' heads, as text and as
+# fuzz_records, log columns (seeds: the corpus logs' and CSV heads, as text and as
 # columns).
 # The targets link the library and the engine compiled once, instrumented
 # for coverage and the sanitizers; they build, and run, a core each.
@@ -193,7 +193,7 @@ fuzz:
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
-	    $(wildcard ../shared/corpus/logs/*.log) samples/alice29.txt
+	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \

@@ -209,16 +209,18 @@ static int has_letters(const uint8_t* p, const uint8_t* q)
  * digits is one variable if it is a number or looks hexadecimal; else each
  * run of digits in it is a variable and the bytes between them stay in
  * the template ("node-3", "2015-10-18", "10.251.35.1"). */
-static size_t split_line(const uint8_t* p, const uint8_t* end, const uint8_t* varies, uint8_t* tpl, variable* vars,
-                         size_t* nbVars)
+static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const uint8_t* end, const uint8_t* varies,
+                         uint8_t* tpl, variable* vars, size_t* nbVars)
 {
     size_t n = 0, token = 0;
     while (p < end) {
-        const uint8_t* q = p;
+        const uint8_t* q;
+        const uint8_t* c;
         size_t runs = 0;
         int64_t value;
-        if (glyd_logIsDelimiter(*p)) { tpl[n++] = *p++; continue; }
-        for (; q < end && !glyd_logIsDelimiter(*q); q++) runs += is_digit(*q) && (q == p || !is_digit(q[-1]));
+        if (split->delimiter[*p]) { tpl[n++] = *p++; continue; }
+        q = glyd_logTokenEnd(split, p, end);
+        for (c = p; c < q; c++) runs += is_digit(*c) && (c == p || !is_digit(c[-1]));
         if (!runs && !(varies && varies[token])) {
             n += put_literal(p, q, tpl + n);
         } else if (!runs) {
@@ -259,6 +261,7 @@ static size_t template_kinds(const uint8_t* t, size_t n, uint8_t* kinds)
 
 /* Everything the split keeps. */
 typedef struct {
+    glyd_logTokens split;
     template_set set;
     uint32_t* lineTemplate; /* per line */
     size_t* firstVar;       /* per line, and one past the last */
@@ -285,6 +288,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     glyd_logShapes* shapes;
     size_t lines = 0, longest = 0, i;
     memset(s, 0, sizeof *s);
+    glyd_logTokensSniff(&s->split, src, size);
     /* lines, and the longest, for the arrays */
     while (p < end) {
         const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
@@ -298,7 +302,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     /* a variable takes a token and the delimiter after it, but the last */
     s->vars = (variable*)malloc((size / 2 + lines + 1) * sizeof(variable));
     tpl = (uint8_t*)malloc(2 * longest + 1);
-    shapes = glyd_logShapesLearn(src, size);
+    shapes = glyd_logShapesLearn(&s->split, src, size);
     if (!s->lineTemplate || !s->firstVar || !s->vars || !tpl || !shapes) {
         free(tpl);
         glyd_logShapesFree(shapes);
@@ -309,7 +313,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
         const uint8_t* const stop = nl ? nl : end;
         size_t n, t;
         s->firstVar[i] = s->nbVars;
-        n = split_line(p, stop, glyd_logShapesOf(shapes, p, stop), tpl, s->vars, &s->nbVars);
+        n = split_line(&s->split, p, stop, glyd_logShapesOf(shapes, p, stop), tpl, s->vars, &s->nbVars);
         t = set_find(&s->set, tpl, n);
         if (t == (size_t)-1) {
             free(tpl);

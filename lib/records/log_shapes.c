@@ -20,6 +20,7 @@ typedef struct {
 } shape;
 
 struct glyd_logShapes_s {
+    const glyd_logTokens* split;
     shape* shapes;
     size_t count, cap;
     uint32_t* table;     /* shape number + 1, 0 empty */
@@ -31,16 +32,16 @@ struct glyd_logShapes_s {
 };
 
 /* The line's delimiters in order, tokens marked, hashed; its token count. */
-static uint64_t skeleton(const uint8_t* p, const uint8_t* end, size_t* tokens)
+static uint64_t skeleton(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end, size_t* tokens)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
     size_t n = 0;
     while (p < end) {
-        if (glyd_logIsDelimiter(*p)) {
+        if (t->delimiter[*p]) {
             h = (h ^ *p) * 0x100000001B3ULL;
             p++;
         } else {
-            while (p < end && !glyd_logIsDelimiter(*p)) p++;
+            p = glyd_logTokenEnd(t, p, end);
             h = (h ^ 0x100) * 0x100000001B3ULL;
             n++;
         }
@@ -133,24 +134,25 @@ void glyd_logShapesFree(glyd_logShapes* s)
     free(s);
 }
 
-glyd_logShapes* glyd_logShapesLearn(const uint8_t* src, size_t size)
+glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size)
 {
     const uint8_t* const end = src + size;
     const uint8_t* p = src;
     glyd_logShapes* const s = (glyd_logShapes*)calloc(1, sizeof(glyd_logShapes));
     if (!s) return NULL;
+    s->split = t;
     while (p < end) {
         const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
         const uint8_t* const stop = nl ? nl : end;
         size_t tokens, k = 0;
-        uint64_t const key = skeleton(p, stop, &tokens);
+        uint64_t const key = skeleton(t, p, stop, &tokens);
         shape* const sh = find_or_add(s, key, tokens);
         const uint8_t* q = p;
         if (!sh) { glyd_logShapesFree(s); return NULL; }
         while (q < stop) {
-            const uint8_t* r = q;
-            if (glyd_logIsDelimiter(*q)) { q++; continue; }
-            while (r < stop && !glyd_logIsDelimiter(*r)) r++;
+            const uint8_t* r;
+            if (t->delimiter[*q]) { q++; continue; }
+            r = glyd_logTokenEnd(t, q, stop);
             if (!sh->lines) {
                 s->value[sh->first + k] = q;
                 s->length[sh->first + k] = (size_t)(r - q);
@@ -170,7 +172,7 @@ glyd_logShapes* glyd_logShapesLearn(const uint8_t* src, size_t size)
 const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end)
 {
     size_t tokens, slot;
-    uint64_t const key = skeleton(p, end, &tokens);
+    uint64_t const key = skeleton(s->split, p, end, &tokens);
     const shape* const sh = lookup(s, key, tokens, &slot);
     return sh && sh->lines > 1 && tokens ? s->varies + sh->first : NULL;
 }

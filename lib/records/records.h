@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * records.h: text of records (log lines) turned into columns and back, a
- * reversible transform whose output the block coder then compresses far
- * better than the text (docs/FORMAT.md, "Log columns").
+ * records.h: text of records (log lines, tables) turned into columns and
+ * back, a reversible transform whose output the block coder then
+ * compresses better than the text where lines repeat their kinds
+ * (docs/FORMAT.md, "Log columns"; docs/RECORDS.md has where it wins and
+ * where it loses).
  *
- * Each line is split at delimiters into tokens; a token holding a decimal
- * digit is a variable and the rest of the line its template (the static
- * text, CLP's "log type"). Variables are typed: integers, runs of digits
- * (a value and its leading zeros) and other strings. A token whose digits
- * sit among punctuation only (dates, times, addresses, decimals) is split
- * into its runs of digits, the punctuation kept in the template. The output
- * holds the templates once, each line's template number, then every
- * variable grouped by template and slot, integers as deltas from the same
- * slot's previous value, so that the values of one field of one kind of
- * line sit together. Any bytes round-trip exactly: lines that are not
- * text only make templates that do not repeat.
+ * Each line is split into tokens (a table's fields, or at a log's
+ * delimiters); a token holding a decimal digit, or a word where lines of
+ * the same shape differ, is a variable and the rest of the line its
+ * template (the static text, CLP's "log type"). Variables are typed:
+ * integers, runs of digits (a value and its leading zeros) and other
+ * strings. A token whose digits sit among punctuation only (dates, times,
+ * addresses, decimals) is split into its runs of digits, the punctuation
+ * kept in the template. The output holds the templates once, each line's
+ * template number, then every variable grouped by template and slot,
+ * numbers as deltas from the same slot's previous value, so that the
+ * values of one field of one kind of line sit together. Any bytes
+ * round-trip exactly: lines that are not text only make templates that
+ * do not repeat.
  *
  * Not yet in the frame or the CLI (`-r`): the transform, its format, and
  * its checks stand alone for now.
@@ -34,26 +38,43 @@ enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_DIGITS = 0
  * 64 bits. Longer runs are strings. */
 #define GLYD_LOGCOL_DIGITS_MAX 18
 
-/* Bytes that end a token: what separates fields in the logs seen. '.',
- * '-', '_' and '/' stay inside tokens, so that versions, dates, names and
- * paths stay whole. */
-static inline int glyd_logIsDelimiter(uint8_t c)
+/* How lines split into tokens: at delimiters, a quoted field (where
+ * quotes counts) one token up to its closing quote. */
+typedef struct {
+    uint8_t delimiter[256]; /* nonzero: ends a token */
+    int quotes;             /* a token that starts with '"' runs past delimiters to its closing quote */
+} glyd_logTokens;
+
+/* The split for src (log_tokens.c): a table's when a comma or a tab
+ * (outside quotes) comes as many times in nearly every line and the text
+ * is not JSON, its fields then the tokens; else a log's, whose delimiters are
+ * what separates fields in the logs seen (space, tab, CR and
+ * ",:;=[](){}\"'<>|"; '.', '-', '_' and '/' stay inside tokens, so that
+ * versions, dates, names and paths stay whole). */
+void glyd_logTokensSniff(glyd_logTokens* t, const uint8_t* src, size_t size);
+
+/* The end of the token that starts at p (p < end, not a delimiter). */
+static inline const uint8_t* glyd_logTokenEnd(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end)
 {
-    switch (c) {
-    case ' ': case '\t': case '\r': case ',': case ':': case ';': case '=': case '[': case ']':
-    case '(': case ')': case '{': case '}': case '"': case '\'': case '<': case '>': case '|':
-        return 1;
-    default:
-        return 0;
+    if (t->quotes && *p == '"') {
+        for (p++; p < end; p++) {
+            if (*p != '"') continue;
+            if (p + 1 < end && p[1] == '"') { p++; continue; }
+            p++;
+            break;
+        }
     }
+    while (p < end && !t->delimiter[*p]) p++;
+    return p;
 }
 
 /* Which token positions vary, by line shape (log_shapes.c): lines with the
  * same delimiters in the same order share a shape, and a position varies
  * when the shape's lines do not all hold the same token there. */
 typedef struct glyd_logShapes_s glyd_logShapes;
-/* Over the lines of src; NULL when memory runs out. */
-glyd_logShapes* glyd_logShapesLearn(const uint8_t* src, size_t size);
+/* Over the lines of src, split by t (which must outlive the shapes); NULL
+ * when memory runs out. */
+glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size);
 /* For line [p, end): a flag per token, nonzero where it varies; NULL for
  * a shape of one line. */
 const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end);

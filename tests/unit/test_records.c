@@ -183,3 +183,23 @@ TEST(log_columns_words_that_vary_are_variables)
     /* the lone line's template holds its words */
     CHECK(r > 13 && memmem(cols, r, "a line alone", 12) != NULL);
 }
+
+TEST(log_columns_tables_split_at_their_separator)
+{
+    /* a CSV file whose fields hold spaces, commas inside quotes and doubled
+     * quotes: a field is one token, so its lines keep one template */
+    static const char* const kOrgs[] = { "Acme, Inc.", "Foo \"\"Bar\"\" GmbH", "Baz Co", "Qux & Sons, Ltd" };
+    char text[32768];
+    uint8_t cols[65536], back[32768];
+    size_t at = 0, i, r;
+    at += (size_t)snprintf(text + at, sizeof text - at, "Registry,Assignment,Organization Name,Address\r\n");
+    for (i = 0; i < 200; i++)
+        at += (size_t)snprintf(text + at, sizeof text - at, "MA-L,%06zX,\"%s\",%zu Main Street Town%s US %05zu\r\n",
+                               0x2272 + 97 * i, kOrgs[i % 4], 100 + i, i % 2 ? "" : " North", 94509 + i);
+    r = glyd_logToColumns(cols, sizeof cols, text, at);
+    CHECK_OK(r);
+    if (glyd_isError(r)) return;
+    /* the header, and the rows (hexadecimal assignments: strings) */
+    CHECK(template_count(cols, r) <= 3);
+    CHECK(glyd_logFromColumns(back, sizeof back, cols, r) == at && !memcmp(back, text, at));
+}
