@@ -154,18 +154,17 @@ static size_t put_literal(const uint8_t* p, const uint8_t* q, uint8_t* tpl)
 }
 
 /* A variable [p, p + len): its placeholder into tpl (returns its size),
- * the variable into *v. A whole token is an integer where it reads as
- * one; runs of digits (a part of a token, or a number with leading
- * zeros) are DIGITS, whatever their width, so that a field of fixed width
- * keeps one template. */
-static size_t put_variable(const uint8_t* p, size_t len, int whole, uint8_t* tpl, variable* v)
+ * the variable into *v. Digits alone are DIGITS whatever their width and
+ * leading zeros, so that a field of fixed width keeps one template; a
+ * negative number is an INT; anything else a STRING. */
+static size_t put_variable(const uint8_t* p, size_t len, uint8_t* tpl, variable* v)
 {
     v->text = p;
     v->len = len;
     v->value = 0;
     v->zeros = 0;
     if (as_digits(p, len, &v->value, &v->zeros)) tpl[0] = GLYD_LOGCOL_DIGITS;
-    else if (whole && as_integer(p, len, &v->value)) tpl[0] = GLYD_LOGCOL_INT;
+    else if (as_integer(p, len, &v->value)) tpl[0] = GLYD_LOGCOL_INT;
     else tpl[0] = GLYD_LOGCOL_STRING;
     return 1;
 }
@@ -205,10 +204,12 @@ static int has_letters(const uint8_t* p, const uint8_t* q)
 #define TOKEN_RUNS_MAX 8
 
 /* Line [p, end) into its template (tpl, at least 2 * (end - p) bytes) and
- * variables (appended to vars); returns the template's size. A token with
- * digits is one variable if it is a number or looks hexadecimal; else each
- * run of digits in it is a variable and the bytes between them stay in
- * the template ("node-3", "2015-10-18", "10.251.35.1"). */
+ * variables (appended to vars), its tokens as split says and varies (NULL:
+ * none) marks; returns the template's size. A word is a variable where it
+ * varies. A token with digits is one variable if it is a number, has
+ * letters, looks hexadecimal or has many runs of digits; else each run of
+ * digits in it is a variable and the punctuation between them stays in the
+ * template ("2015-10-18", "10.251.35.1", "0.2477829"). */
 static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const uint8_t* end, const uint8_t* varies,
                          uint8_t* tpl, variable* vars, size_t* nbVars)
 {
@@ -224,16 +225,16 @@ static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const ui
         if (!runs && !(varies && varies[token])) {
             n += put_literal(p, q, tpl + n);
         } else if (!runs) {
-            n += put_variable(p, (size_t)(q - p), 1, tpl + n, &vars[(*nbVars)++]);
+            n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
         } else if (runs > TOKEN_RUNS_MAX || as_integer(p, (size_t)(q - p), &value) || looks_hex(p, q) ||
                    has_letters(p, q)) {
-            n += put_variable(p, (size_t)(q - p), 1, tpl + n, &vars[(*nbVars)++]);
+            n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
         } else {
             while (p < q) {
                 const uint8_t* r = p;
                 if (is_digit(*p)) {
                     while (r < q && is_digit(*r)) r++;
-                    n += put_variable(p, (size_t)(r - p), 0, tpl + n, &vars[(*nbVars)++]);
+                    n += put_variable(p, (size_t)(r - p), tpl + n, &vars[(*nbVars)++]);
                 } else {
                     while (r < q && !is_digit(*r)) r++;
                     n += put_literal(p, r, tpl + n);
