@@ -331,10 +331,33 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     return 0;
 }
 
+/* A string slot's last GLYD_LOGCOL_RECENT distinct values, the most recent
+ * first. */
+typedef struct {
+    const variable* value[GLYD_LOGCOL_RECENT];
+    size_t count;
+} recent_values;
+
+/* v's rank among r's values (1 for the most recent), 0 if absent; then v
+ * moved, or added, to the front. */
+static size_t recent_use(recent_values* r, const variable* v)
+{
+    size_t k, hit = 0;
+    for (k = 0; k < r->count; k++) {
+        const variable* const w = r->value[k];
+        if (w->len == v->len && !memcmp(w->text, v->text, (size_t)v->len)) { hit = k + 1; break; }
+    }
+    k = hit ? hit - 1 : r->count < GLYD_LOGCOL_RECENT ? r->count++ : GLYD_LOGCOL_RECENT - 1;
+    for (; k > 0; k--) r->value[k] = r->value[k - 1];
+    r->value[0] = v;
+    return hit;
+}
+
 /* The variables, by template, slot and line: integers and runs of digits
  * as zigzag deltas from the slot's previous value into ints, the runs'
- * leading zeros into zeros, strings (length, bytes) into strs. */
-static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros, byte_buf* strs)
+ * leading zeros into zeros, strings as their rank among the slot's recent
+ * values into refs, and a new one's length and bytes into strs. */
+static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros, byte_buf* refs, byte_buf* strs)
 {
     size_t const nbT = s->set.count;
     size_t* const first = (size_t*)calloc(nbT + 1, sizeof(size_t));
@@ -357,6 +380,8 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros,
         size_t slot;
         for (slot = 0; slot < nbSlots; slot++) {
             int64_t previous = 0;
+            recent_values recent;
+            recent.count = 0;
             for (i = first[t]; i < first[t + 1]; i++) {
                 const variable* const v = &s->vars[s->firstVar[order[i]] + slot];
                 if (kinds[slot] != GLYD_LOGCOL_STRING) {
@@ -365,8 +390,12 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros,
                     previous = v->value;
                     if (kinds[slot] == GLYD_LOGCOL_DIGITS) buf_varint(zeros, v->zeros);
                 } else {
-                    buf_varint(strs, v->len);
-                    buf_put(strs, v->text, (size_t)v->len);
+                    size_t const rank = recent_use(&recent, v);
+                    buf_varint(refs, rank);
+                    if (!rank) {
+                        buf_varint(strs, v->len);
+                        buf_put(strs, v->text, (size_t)v->len);
+                    }
                 }
             }
         }
@@ -374,7 +403,7 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros,
     free(first);
     free(order);
     free(kinds);
-    RETURN_ERROR_IF(ints->failed || zeros->failed || strs->failed, memory_allocation, "log columns");
+    RETURN_ERROR_IF(ints->failed || zeros->failed || refs->failed || strs->failed, memory_allocation, "log columns");
     return 0;
 }
 
@@ -382,10 +411,10 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
 {
     const uint8_t* const in = (const uint8_t*)src;
     log_split s;
-    byte_buf head = { 0 }, tpls = { 0 }, lines = { 0 }, ints = { 0 }, zeros = { 0 }, strs = { 0 };
+    byte_buf head = { 0 }, tpls = { 0 }, lines = { 0 }, ints = { 0 }, zeros = { 0 }, refs = { 0 }, strs = { 0 };
     size_t r, t, i, total = 0;
     r = split_text(&s, in, srcSize);
-    if (!GLYD_IS_ERROR(r)) r = write_columns(&s, &ints, &zeros, &strs);
+    if (!GLYD_IS_ERROR(r)) r = write_columns(&s, &ints, &zeros, &refs, &strs);
     if (!GLYD_IS_ERROR(r)) {
         for (t = 0; t < s.set.count; t++) {
             buf_varint(&tpls, s.set.start[t + 1] - s.set.start[t]);
@@ -401,17 +430,18 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
         buf_varint(&head, lines.size);
         buf_varint(&head, ints.size);
         buf_varint(&head, zeros.size);
+        buf_varint(&head, refs.size);
         buf_varint(&head, strs.size);
         if (head.failed || tpls.failed || lines.failed) r = GLYD_ERROR(memory_allocation);
     }
     if (!GLYD_IS_ERROR(r)) {
-        const byte_buf* const parts[6] = { &head, &tpls, &lines, &ints, &zeros, &strs };
-        total = head.size + tpls.size + lines.size + ints.size + zeros.size + strs.size;
+        const byte_buf* const parts[7] = { &head, &tpls, &lines, &ints, &zeros, &refs, &strs };
+        total = head.size + tpls.size + lines.size + ints.size + zeros.size + refs.size + strs.size;
         if (total > dstCapacity) {
             r = GLYD_ERROR(dstSize_tooSmall);
         } else {
             uint8_t* op = (uint8_t*)dst;
-            for (i = 0; i < 6; i++) {
+            for (i = 0; i < 7; i++) {
                 if (parts[i]->size) memcpy(op, parts[i]->p, parts[i]->size);
                 op += parts[i]->size;
             }
@@ -419,6 +449,6 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
         }
     }
     split_free(&s);
-    free(head.p); free(tpls.p); free(lines.p); free(ints.p); free(zeros.p); free(strs.p);
+    free(head.p); free(tpls.p); free(lines.p); free(ints.p); free(zeros.p); free(refs.p); free(strs.p);
     return r;
 }

@@ -137,7 +137,7 @@ static size_t read_lines(columns* c, reader r)
 }
 
 /* The value parts, by template, slot and line, as the encoder wrote them. */
-static size_t read_values(columns* c, reader ri, reader rz, reader rs)
+static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs)
 {
     uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, k, slot, n, i = 0, z = 0, j = 0;
     for (k = 0; k < c->nbTemplates; k++) {
@@ -148,7 +148,7 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rs)
         /* each value takes a byte at least */
         RETURN_ERROR_IF(!add_product(&nbInts, t->nbInts, t->lines, ri.size), corruption_detected, "integer count");
         RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits, t->lines, rz.size), corruption_detected, "zeros count");
-        RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rs.size), corruption_detected,
+        RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rr.size), corruption_detected,
                         "string count");
     }
     c->ints = (int64_t*)malloc((size_t)nbInts * sizeof(int64_t) + 1);
@@ -170,17 +170,31 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rs)
         for (n = 0; n < t->nbDigits * t->lines; n++, z++)
             RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
         for (slot = 0; slot < t->nbStrings; slot++) {
+            /* the slot's recent values, by their index j, the most recent first */
+            uint64_t recent[GLYD_LOGCOL_RECENT], nbRecent = 0;
             for (n = 0; n < t->lines; n++, j++) {
-                uint64_t len;
-                RETURN_ERROR_IF(!read_varint(&rs, &len) || len > rs.size - rs.pos, corruption_detected, "string column");
-                c->strText[j] = rs.p + rs.pos;
-                c->strLen[j] = len;
-                rs.pos += (size_t)len;
+                uint64_t rank, m;
+                RETURN_ERROR_IF(!read_varint(&rr, &rank) || rank > nbRecent, corruption_detected, "string reference");
+                if (rank) {
+                    c->strText[j] = c->strText[recent[rank - 1]];
+                    c->strLen[j] = c->strLen[recent[rank - 1]];
+                    m = rank - 1;
+                } else {
+                    uint64_t len;
+                    RETURN_ERROR_IF(!read_varint(&rs, &len) || len > rs.size - rs.pos, corruption_detected,
+                                    "string column");
+                    c->strText[j] = rs.p + rs.pos;
+                    c->strLen[j] = len;
+                    rs.pos += (size_t)len;
+                    m = nbRecent < GLYD_LOGCOL_RECENT ? nbRecent++ : GLYD_LOGCOL_RECENT - 1;
+                }
+                for (; m > 0; m--) recent[m] = recent[m - 1];
+                recent[0] = j;
             }
         }
     }
-    RETURN_ERROR_IF(ri.pos != ri.size || rz.pos != rz.size || rs.pos != rs.size, corruption_detected,
-                    "column bytes left over");
+    RETURN_ERROR_IF(ri.pos != ri.size || rz.pos != rz.size || rr.pos != rr.size || rs.pos != rs.size,
+                    corruption_detected, "column bytes left over");
     return 0;
 }
 
@@ -231,7 +245,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
 {
     reader r = { (const uint8_t*)src, size, 0 };
     columns c;
-    uint64_t rebuilt, sizes[5], i;
+    uint64_t rebuilt, sizes[6], i;
     uint8_t noFinalNewline;
     size_t at = 0, result = 0;
     unsigned s;
@@ -243,10 +257,10 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     noFinalNewline = r.p[r.pos++];
     RETURN_ERROR_IF(noFinalNewline > 1 || (noFinalNewline && !c.nbLines), corruption_detected, "log columns flags");
     RETURN_ERROR_IF(!read_varint(&r, &c.nbTemplates), corruption_detected, "log columns header");
-    for (s = 0; s < 5; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
+    for (s = 0; s < 6; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
     {
         uint64_t left = size - r.pos;
-        for (s = 0; s < 5; s++) {
+        for (s = 0; s < 6; s++) {
             RETURN_ERROR_IF(sizes[s] > left, corruption_detected, "log column sizes");
             left -= sizes[s];
         }
@@ -254,8 +268,8 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     }
     RETURN_ERROR_IF(rebuilt > dstCapacity, dstSize_tooSmall, "log text");
     {
-        reader part[5];
-        for (s = 0; s < 5; s++) {
+        reader part[6];
+        for (s = 0; s < 6; s++) {
             part[s].p = r.p + r.pos;
             part[s].size = (size_t)sizes[s];
             part[s].pos = 0;
@@ -263,7 +277,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         }
         result = read_templates(&c, part[0]);
         if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
-        if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4]);
+        if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4], part[5]);
     }
     for (i = 0; i < c.nbLines && !GLYD_IS_ERROR(result); i++) {
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);

@@ -38,6 +38,10 @@ enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_DIGITS = 0
  * 64 bits. Longer runs are strings. */
 #define GLYD_LOGCOL_DIGITS_MAX 18
 
+/* A string slot's values seen most recently, that a value may name
+ * instead of repeating its bytes. */
+#define GLYD_LOGCOL_RECENT 64
+
 /* How lines split into tokens: at delimiters, a quoted field (where
  * quotes counts) one token up to its closing quote. */
 typedef struct {

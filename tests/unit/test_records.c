@@ -2,7 +2,8 @@
 /* test_records.c: log lines as templates and typed columns
  * (lib/records): every file of the shared corpus and hostile texts come
  * back byte for byte; the columns hold what they should (templates once,
- * numbers typed, varying words as variables); damaged and truncated
+ * numbers typed, varying words as variables, a string seen again as a
+ * reference); damaged and truncated
  * columns are refused, never read past. */
 #define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
@@ -182,6 +183,12 @@ TEST(log_columns_words_that_vary_are_variables)
     CHECK(glyd_logFromColumns(back, sizeof back, cols, r) == at && !memcmp(back, text, at));
     /* the lone line's template holds its words */
     CHECK(r > 13 && memmem(cols, r, "a line alone", 12) != NULL);
+    /* a name seen again is a reference to it: its bytes are there once */
+    {
+        const uint8_t* const once = (const uint8_t*)memmem(cols, r, "perl-base", 9);
+        CHECK(once != NULL);
+        if (once) CHECK(memmem(once + 9, (size_t)(cols + r - (once + 9)), "perl-base", 9) == NULL);
+    }
 }
 
 TEST(log_columns_tables_split_at_their_separator)
