@@ -7,6 +7,7 @@
  *
  *   build/bench_records FILE...
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,11 +46,11 @@ int main(int argc, char** argv)
         for (k = 0; k < 5; k++) {
             double t0 = bench_now_s();
             colSize = glyd_logToColumns(cols, cap, text, n);
-            bestSplit = bench_now_s() - t0 < bestSplit ? bench_now_s() - t0 : bestSplit;
+            bestSplit = fmin(bestSplit, bench_now_s() - t0);
             if (glyd_isError(colSize)) { fprintf(stderr, "%s: %s\n", name, glyd_getErrorName(colSize)); return 1; }
             t0 = bench_now_s();
             r = glyd_logFromColumns(back, n, cols, colSize);
-            bestRebuild = bench_now_s() - t0 < bestRebuild ? bench_now_s() - t0 : bestRebuild;
+            bestRebuild = fmin(bestRebuild, bench_now_s() - t0);
             if (r != n || memcmp(back, text, n)) { fprintf(stderr, "%s: columns rebuild another text\n", name); return 1; }
         }
         zs = ZSTD_compress(out, ZSTD_compressBound(n), text, n, 19);

@@ -303,7 +303,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     /* a variable takes a token and the delimiter after it, but the last */
     s->vars = (variable*)malloc((size / 2 + lines + 1) * sizeof(variable));
     tpl = (uint8_t*)malloc(2 * longest + 1);
-    shapes = glyd_logShapesLearn(&s->split, src, size);
+    shapes = glyd_logShapesLearn(&s->split, src, size, lines);
     if (!s->lineTemplate || !s->firstVar || !s->vars || !tpl || !shapes) {
         free(tpl);
         glyd_logShapesFree(shapes);
@@ -314,7 +314,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
         const uint8_t* const stop = nl ? nl : end;
         size_t n, t;
         s->firstVar[i] = s->nbVars;
-        n = split_line(&s->split, p, stop, glyd_logShapesOf(shapes, p, stop), tpl, s->vars, &s->nbVars);
+        n = split_line(&s->split, p, stop, glyd_logShapesOf(shapes, i), tpl, s->vars, &s->nbVars);
         t = set_find(&s->set, tpl, n);
         if (t == (size_t)-1) {
             free(tpl);

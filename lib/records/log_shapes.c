@@ -20,7 +20,7 @@ typedef struct {
 } shape;
 
 struct glyd_logShapes_s {
-    const glyd_logTokens* split;
+    uint32_t* lineShape; /* per line, its shape */
     shape* shapes;
     size_t count, cap;
     uint32_t* table;     /* shape number + 1, 0 empty */
@@ -126,6 +126,7 @@ static shape* find_or_add(glyd_logShapes* s, uint64_t key, size_t tokens)
 void glyd_logShapesFree(glyd_logShapes* s)
 {
     if (!s) return;
+    free(s->lineShape);
     free(s->shapes);
     free(s->table);
     free(s->value);
@@ -134,14 +135,16 @@ void glyd_logShapesFree(glyd_logShapes* s)
     free(s);
 }
 
-glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size)
+glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size, size_t lines)
 {
     const uint8_t* const end = src + size;
     const uint8_t* p = src;
     glyd_logShapes* const s = (glyd_logShapes*)calloc(1, sizeof(glyd_logShapes));
+    size_t line = 0;
     if (!s) return NULL;
-    s->split = t;
-    while (p < end) {
+    s->lineShape = (uint32_t*)malloc(lines * sizeof(uint32_t) + 1);
+    if (!s->lineShape) { glyd_logShapesFree(s); return NULL; }
+    for (; p < end && line < lines; line++) {
         const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
         const uint8_t* const stop = nl ? nl : end;
         size_t tokens, k = 0;
@@ -149,6 +152,7 @@ glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src,
         shape* const sh = find_or_add(s, key, tokens);
         const uint8_t* q = p;
         if (!sh) { glyd_logShapesFree(s); return NULL; }
+        s->lineShape[line] = (uint32_t)(sh - s->shapes);
         while (q < stop) {
             const uint8_t* r;
             if (t->delimiter[*q]) { q++; continue; }
@@ -169,10 +173,8 @@ glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src,
     return s;
 }
 
-const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end)
+const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, size_t line)
 {
-    size_t tokens, slot;
-    uint64_t const key = skeleton(s->split, p, end, &tokens);
-    const shape* const sh = lookup(s, key, tokens, &slot);
-    return sh && sh->lines > 1 && tokens ? s->varies + sh->first : NULL;
+    const shape* const sh = &s->shapes[s->lineShape[line]];
+    return sh->lines > 1 && sh->tokens ? s->varies + sh->first : NULL;
 }

@@ -76,12 +76,12 @@ static inline const uint8_t* glyd_logTokenEnd(const glyd_logTokens* t, const uin
  * same delimiters in the same order share a shape, and a position varies
  * when the shape's lines do not all hold the same token there. */
 typedef struct glyd_logShapes_s glyd_logShapes;
-/* Over the lines of src, split by t (which must outlive the shapes); NULL
- * when memory runs out. */
-glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size);
-/* For line [p, end): a flag per token, nonzero where it varies; NULL for
- * a shape of one line. */
-const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, const uint8_t* p, const uint8_t* end);
+/* Over the first `lines` lines of src, split by t; NULL when memory runs
+ * out. */
+glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size, size_t lines);
+/* For line `line` (from 0): a flag per token, nonzero where it varies;
+ * NULL for a shape of one line. */
+const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, size_t line);
 void glyd_logShapesFree(glyd_logShapes* s); /* NULL is fine */
 
 /* src as columns into dst. Returns the size written, or an error
