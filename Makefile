@@ -9,7 +9,7 @@
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
-#   make bench-records log columns on the corpus logs and tables, against zstd -19
+#   make bench-records glyd -r on the corpus logs and tables, against zstd -19, xz
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
 #   make bench-tiles   the prompt kernels (fp32, bf16 pairs) against the FMA peak
 #   make bench-deltanet  Gated DeltaNet's recurrence and chunked form
@@ -148,12 +148,16 @@ valgrind:
 	    engine_stories260k_logits_from_packed engine_refuses engine_tiny_qwen3_yarn \
 	    tokenizer_from sampler_rules gpu_backend_emulated_stories gpu_backend_emulated_coded \
 	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
-	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_
+	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_ records_frames_cut \
+	    records_frames_small records_frames_flush records_frames_refuse records_flag
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
 	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/back $$tmp/alice29.txt.glyd && \
 	    cmp $$tmp/back samples/alice29.txt && \
+	    $(VALGRIND) $(BUILD)/glyd -q -r -o $$tmp/hpc.glyd ../shared/corpus/logs/HPC_2k.log && \
+	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/hpc $$tmp/hpc.glyd && \
+	    cmp $$tmp/hpc ../shared/corpus/logs/HPC_2k.log && \
 	    $(VALGRIND) $(BUILD)/glyd pack -q -T2 $(FIXTURE) -o $$tmp/m.glyd && \
 	    $(VALGRIND) $(BUILD)/glyd verify -q $$tmp/m.glyd $(FIXTURE) && \
 	    $(VALGRIND) $(BUILD)/glyd unpack -q $$tmp/m.glyd -o $$tmp/m && \
@@ -191,6 +195,8 @@ fuzz:
 	        > $(BUILD)/fuzz/seeds/alice-$$l.glyd; done
 	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
+	$(Q)for f in logs/HPC_2k.log tables/diamonds.csv; do head -c 6000 ../shared/corpus/$$f | \
+	        $(BUILD)/glyd -q -r -c > $(BUILD)/fuzz/seeds/records-$${f##*/}.glyd; done
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
 	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt
@@ -221,20 +227,22 @@ bench-debian:
 	$(Q)$(MAKE) --no-print-directory bench \
 	    BENCH_ARGS="--corpus $(BUILD)/debian-corpus --out bench/out/debian $(BENCH_ARGS)"
 
-# Log columns (lib/records) on the shared corpus's logs and tables, then on
+# Records frames (glyd -r) on the shared corpus's logs and tables, then on
 # a second corpus (bench/records_corpus.sh: Debian's package-manager logs,
-# Debian packages' tables): ratios at level 19 against zstd -19 on the
-# text, and the transform's speed.
+# Debian packages' tables): ratios against zstd -19, xz -9e and the plain
+# --max, and -r's speed each way on one core.
 $(BUILD)/bench_records: bench/bench_records.c $(STATIC_LIBS)
 	$(Q)./tools/deps.sh bench
-	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_records.c $(STATIC_LIBS) -lzstd $(LDLIBS) -o $@
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_records.c $(STATIC_LIBS) -lzstd -llzma $(LDLIBS) -o $@
 bench-records: all $(BUILD)/bench_records
 ifneq ($(BENCH_FILES),)
 	$(Q)$(BUILD)/bench_records $(BENCH_FILES)
 else
-	$(Q)$(BUILD)/bench_records $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*)
+	$(Q)$(BUILD)/bench_records $(wildcard ../shared/corpus/logs/*.log)
+	$(Q)echo; $(BUILD)/bench_records $(wildcard ../shared/corpus/tables/*)
 	$(Q)test -d $(BUILD)/records-corpus || bench/records_corpus.sh $(BUILD)/records-corpus
-	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/logs/* $(BUILD)/records-corpus/tables/*
+	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/logs/*
+	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/tables/*
 endif
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * bench_records.c: log columns (lib/records) on whole files, one thread:
- * the ratio of zstd -19 and glyd -19 on the text against glyd -19 on its
- * columns, and the transform's own speed each way (best of 5). The
- * columns are checked to rebuild the text.
+ * bench_records.c: records frames (`glyd -r`) on whole files, one thread,
+ * against zstd -19, xz -9e and glyd's plain --max: the ratio of each, the
+ * share of row groups kept as log columns, and `-r`'s speed each way at
+ * the default level (best of 5). Every frame is checked to decode to the
+ * file.
  *
  *   build/bench_records FILE...
  */
+#include <lzma.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,56 +16,113 @@
 #include <zstd.h>
 
 #include "glyd.h"
-#include "../lib/records/records.h"
 #include "bench_util.h"
+
+typedef struct {
+    double text, zstd, xz, plain, records19, recordsMax;
+} totals;
+
+/* A glyd frame of src at `level`, records or not; checked to decode. */
+static size_t glyd_frame(uint8_t* dst, size_t cap, const uint8_t* src, size_t n, int level, int records,
+                         uint8_t* back)
+{
+    glyd_CCtx* const c = glyd_createCCtx();
+    size_t r;
+    glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level);
+    glyd_CCtx_setParameter(c, glyd_c_records, records);
+    r = glyd_compress2(c, dst, cap, src, n);
+    glyd_freeCCtx(c);
+    if (glyd_isError(r)) { fprintf(stderr, "glyd: %s\n", glyd_getErrorName(r)); exit(1); }
+    if (glyd_decompress(back, n, dst, r) != n || memcmp(back, src, n)) {
+        fprintf(stderr, "a frame decodes to another text\n");
+        exit(1);
+    }
+    return r;
+}
+
+static size_t xz_size(uint8_t* dst, size_t cap, const uint8_t* src, size_t n)
+{
+    size_t pos = 0;
+    if (lzma_easy_buffer_encode(9 | LZMA_PRESET_EXTREME, LZMA_CHECK_CRC64, NULL, src, n, dst, &pos, cap) != LZMA_OK)
+        exit(1);
+    return pos;
+}
+
+/* Row groups kept as columns, of all (walking the frame's row groups). */
+static void column_groups(const uint8_t* frame, size_t size, unsigned* columns, unsigned* groups)
+{
+    glyd_frameInfo info;
+    size_t at;
+    *columns = *groups = 0;
+    if (glyd_isError(glyd_getFrameInfo(&info, frame, size)) || !info.isRecords) return;
+    for (at = info.headerSize; at + 9 <= size;) {
+        uint32_t body;
+        memcpy(&body, frame + at + 5, 4);
+        *columns += ((frame[at] >> 1) & 7) == 1;
+        (*groups)++;
+        if (frame[at] & 1) break;
+        at += 9 + (size_t)body;
+    }
+}
 
 int main(int argc, char** argv)
 {
-    double totalText = 0, totalZstd = 0, totalGlyd = 0, totalCols = 0;
+    totals t = { 0, 0, 0, 0, 0, 0 };
     int a;
     if (argc < 2) { fprintf(stderr, "usage: bench_records FILE...\n"); return 2; }
-    printf("## Log columns: whole files, one thread; ratios at level 19\n\n");
-    printf("| file | bytes | zstd -19 | glyd -19 | columns, glyd -19 | columns / zstd | split MB/s | rebuild MB/s |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+    printf("## Records frames: whole files, one thread; ratios; speed of -r at the default level, best of 5\n\n");
+    printf("| file | bytes | zstd -19 | xz -9e | glyd --max | glyd -r -19 | glyd -r --max | -r --max / zstd -19 "
+           "| groups as columns | -r MB/s | -r -d MB/s |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (a = 1; a < argc; a++) {
         FILE* const f = fopen(argv[a], "rb");
-        size_t n = 0, cap, zs, gs, cs, colSize = 0, r;
-        uint8_t *text, *cols, *out, *back;
-        double bestSplit = 1e30, bestRebuild = 1e30;
+        size_t n, cap, zs, xs, ps, r19, rmax, r3 = 0;
+        uint8_t *text, *out, *back;
+        double bestC = 1e30, bestD = 1e30;
+        unsigned columns, groups;
         int k;
         const char* const name = strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a];
+        glyd_CCtx* const c = glyd_createCCtx();
+        glyd_DCtx* const d = glyd_createDCtx();
         if (!f) { perror(argv[a]); return 1; }
         fseek(f, 0, SEEK_END);
         n = (size_t)ftell(f);
         fseek(f, 0, SEEK_SET);
-        cap = 8 * n + 64;
+        cap = glyd_compressBound(n) + ZSTD_compressBound(n) + lzma_stream_buffer_bound(n);
         text = (uint8_t*)malloc(n + 1);
-        cols = (uint8_t*)malloc(cap);
-        out = (uint8_t*)malloc(glyd_compressBound(cap) + ZSTD_compressBound(n));
+        out = (uint8_t*)malloc(cap);
         back = (uint8_t*)malloc(n + 1);
-        if (!text || !cols || !out || !back || fread(text, 1, n, f) != n) return 1;
+        if (!text || !out || !back || !c || !d || fread(text, 1, n, f) != n) return 1;
         fclose(f);
+        zs = ZSTD_compress(out, cap, text, n, 19);
+        if (ZSTD_isError(zs)) return 1;
+        xs = xz_size(out, cap, text, n);
+        ps = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 0, back);
+        r19 = glyd_frame(out, cap, text, n, 19, 1, back);
+        rmax = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 1, back);
+        column_groups(out, rmax, &columns, &groups);
+        glyd_CCtx_setParameter(c, glyd_c_records, 1);
         for (k = 0; k < 5; k++) {
             double t0 = bench_now_s();
-            colSize = glyd_logToColumns(cols, cap, text, n);
-            bestSplit = fmin(bestSplit, bench_now_s() - t0);
-            if (glyd_isError(colSize)) { fprintf(stderr, "%s: %s\n", name, glyd_getErrorName(colSize)); return 1; }
+            r3 = glyd_compress2(c, out, cap, text, n);
+            bestC = fmin(bestC, bench_now_s() - t0);
+            if (glyd_isError(r3)) return 1;
             t0 = bench_now_s();
-            r = glyd_logFromColumns(back, n, cols, colSize);
-            bestRebuild = fmin(bestRebuild, bench_now_s() - t0);
-            if (r != n || memcmp(back, text, n)) { fprintf(stderr, "%s: columns rebuild another text\n", name); return 1; }
+            if (glyd_decompressDCtx(d, back, n, out, r3) != n) return 1;
+            bestD = fmin(bestD, bench_now_s() - t0);
+            if (memcmp(back, text, n)) { fprintf(stderr, "%s: -r decodes to another text\n", name); return 1; }
         }
-        zs = ZSTD_compress(out, ZSTD_compressBound(n), text, n, 19);
-        gs = glyd_compress(out, glyd_compressBound(n), text, n, 19);
-        cs = glyd_compress(out, glyd_compressBound(colSize), cols, colSize, 19);
-        if (ZSTD_isError(zs) || glyd_isError(gs) || glyd_isError(cs)) return 1;
-        printf("| %s | %zu | %.2f | %.2f | %.2f | %.2fx | %.0f | %.0f |\n", name, n, (double)n / (double)zs,
-               (double)n / (double)gs, (double)n / (double)cs, (double)zs / (double)cs, (double)n / bestSplit / 1e6,
-               (double)n / bestRebuild / 1e6);
-        totalText += (double)n, totalZstd += (double)zs, totalGlyd += (double)gs, totalCols += (double)cs;
-        free(text); free(cols); free(out); free(back);
+        printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | %u of %u | %.0f | %.0f |\n", name, n,
+               (double)n / (double)zs, (double)n / (double)xs, (double)n / (double)ps, (double)n / (double)r19,
+               (double)n / (double)rmax, (double)zs / (double)rmax, columns, groups, (double)n / bestC / 1e6,
+               (double)n / bestD / 1e6);
+        t.text += (double)n, t.zstd += (double)zs, t.xz += (double)xs, t.plain += (double)ps;
+        t.records19 += (double)r19, t.recordsMax += (double)rmax;
+        free(text); free(out); free(back);
+        glyd_freeCCtx(c);
+        glyd_freeDCtx(d);
     }
-    printf("| all | %.0f | %.2f | %.2f | %.2f | %.2fx | | |\n", totalText, totalText / totalZstd, totalText / totalGlyd,
-           totalText / totalCols, totalZstd / totalCols);
+    printf("| all | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | | | |\n", t.text, t.text / t.zstd, t.text / t.xz,
+           t.text / t.plain, t.text / t.records19, t.text / t.recordsMax, t.zstd / t.recordsMax);
     return 0;
 }

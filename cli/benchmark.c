@@ -53,6 +53,7 @@ static int bench_one(const cli_options* o, const char* name, const uint8_t* src,
     }
     glyd_CCtx_setParameter(cctx, glyd_c_compressionLevel, level);
     glyd_CCtx_setParameter(cctx, glyd_c_nbWorkers, o->threads);
+    glyd_CCtx_setParameter(cctx, glyd_c_records, o->records);
     glyd_DCtx_setParameter(dctx, glyd_d_nbWorkers, o->threads);
     /* best of repeated runs: the least disturbed measurement */
     tEnd = cli_now() + o->benchSeconds;

@@ -30,6 +30,7 @@ typedef struct {
     int checksum;         /* write (compress) or verify (decompress) checksums */
     int progress;         /* -1 auto (terminal), 0 never, 1 always */
     int longWindowLog;    /* --long[=N]: 0 off, else the window's log2 */
+    int records;          /* -r: records frames (typed columns of logs and tables) */
     const char* dict;     /* -D DICT */
     int train;            /* --train */
     size_t maxDict;       /* --maxdict=N: dictionary capacity, 0 = default */

@@ -216,6 +216,7 @@ int cli_compressFile(const cli_options* o, const char* input)
     }
     glyd_CCtx_setParameter(cctx, glyd_c_compressionLevel, o->level);
     glyd_CCtx_setParameter(cctx, glyd_c_checksumFlag, o->checksum);
+    glyd_CCtx_setParameter(cctx, glyd_c_records, o->records);
     if (o->longWindowLog) {
         glyd_CCtx_setParameter(cctx, glyd_c_longMatching, 1);
         /* the default long window shrinks to fit a small input; an explicit one is kept */

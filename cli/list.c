@@ -87,7 +87,13 @@ static int walk_frames(const cli_options* o, const char* path, const uint8_t* da
             t->segments += fi.nbSegments;
             if (!fi.hasChecksum) t->allChecked = 0;
             t->kinds |= 1u << fi.hasChecksum;
-            if (print && o->verbosity >= 2)
+            if (print && o->verbosity >= 2 && fi.isRecords)
+                printf("  frame %llu at byte %zu: %s => %s, records: %llu row group(s) of up to 2^%u bytes, "
+                       "blocks of up to 2^%u, header %u bytes, checksum %s\n",
+                       t->frames, pos, cli_size(a, sizeof a, fi.compressedSize),
+                       cli_size(b, sizeof b, fi.contentSize), fi.nbBlocks, fi.segmentLog, fi.blockLog,
+                       fi.headerSize, fi.hasChecksum == 2 ? "XXH3" : fi.hasChecksum ? "XXH64" : "none");
+            else if (print && o->verbosity >= 2)
                 printf("  frame %llu at byte %zu: %s => %s, window 2^%u, %llu block(s) of up to 2^%u, "
                        "%llu segment(s)%s, header %u bytes, checksum %s\n",
                        t->frames, pos, cli_size(a, sizeof a, fi.compressedSize),

@@ -32,6 +32,8 @@ static void usage(FILE* f)
         "  -D DICT           compress or decompress with a dictionary\n"
         "  --train FILES     make a dictionary from sample files (-o DICT, default\n"
         "                    'dictionary'; --maxdict=N bytes, default 112640)\n"
+        "  -r, --records     text of records (logs, tables) as typed columns, where\n"
+        "                    that takes less; -d needs no flag\n"
         "  --long[=N]        find repeats up to 2^N bytes back (default 27: 128 MiB);\n"
         "                    decoding N > 27 needs --long=N as well\n"
         "  -T#, --threads=#  use # threads (0 = all cores; default 1)\n"
@@ -51,9 +53,8 @@ static void usage(FILE* f)
         "a .safetensors FILE is packed with the tensor codec, and restored by -d.\n"
         "(To compress a file named like a command, write ./pack or ./run.)\n"
         "\n"
-        "glyd has no recursive mode: to compress a directory, use tar, as in\n"
-        "  tar cf - DIR | glyd -o DIR.tar.glyd\n"
-        "(-r is reserved for typed columns of logs and tables, a later feature.)\n",
+        "glyd has no recursive mode (-r is records): to compress a directory, use\n"
+        "tar, as in  tar cf - DIR | glyd -o DIR.tar.glyd\n",
         GLYD_LEVEL_DEFAULT, -GLYD_LEVEL_MIN);
 }
 
@@ -153,6 +154,7 @@ static int run(int argc, char** argv, const char** inputs)
             else if (!strcmp(l, "max")) maxLevel = 1;
             else if (!strcmp(l, "fast")) fastLevel = 1;
             else if (!strcmp(l, "long")) o.longWindowLog = -1;
+            else if (!strcmp(l, "records")) o.records = 1;
             else if (!strcmp(l, "train")) o.train = 1;
             else if (!strncmp(l, "maxdict=", 8)) {
                 const char* s = l + 8;
@@ -219,6 +221,7 @@ static int run(int argc, char** argv, const char** inputs)
                 case 't': o.mode = MODE_TEST; break;
                 case 'l': o.mode = MODE_LIST; break;
                 case 'c': o.toStdout = 1; break;
+                case 'r': o.records = 1; break;
                 case 'k': o.keep = 1; break;
                 case 'f': o.force = 1; break;
                 case 'v': o.verbosity++; break;
@@ -258,10 +261,6 @@ static int run(int argc, char** argv, const char** inputs)
                     else { cli_error("-o needs a file name"); return 1; }
                     if (!*o.output) { cli_error("-o: the output name is empty"); return 1; }
                     break;
-                case 'r':
-                    cli_error("-r (typed columns for logs and tables) is not available yet; "
-                              "there is no recursive mode: use tar for directories");
-                    return 1;
                 case 'D':
                     if (*s) { o.dict = s; s += strlen(s); }
                     else if (i + 1 < argc) o.dict = argv[++i];
@@ -282,6 +281,10 @@ static int run(int argc, char** argv, const char** inputs)
     if (o.train) {
         if (nbInputs == 0) { cli_error("--train needs sample files"); return 1; }
         return cli_train(&o, inputs, nbInputs);
+    }
+    if (o.records && o.dict && o.mode == MODE_COMPRESS) {
+        cli_error("-r takes no dictionary (-D): each row group of records starts afresh");
+        return 1;
     }
     if (o.mode == MODE_BENCH) return cli_benchmark(&o, inputs, nbInputs);
     if (nbInputs == 0) inputs[nbInputs++] = "-";

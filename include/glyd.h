@@ -167,6 +167,7 @@ typedef struct {
     unsigned hasContentSize;           /* the header declares the content size */
     unsigned dictID;                   /* 0 if none */
     unsigned isSkippable;              /* then only compressedSize is meaningful */
+    unsigned isRecords;                /* a records frame (glyd_c_records): nbBlocks counts its row groups */
 } glyd_frameInfo;
 
 /** Fills *info for the first frame in src (walking its block headers).
@@ -227,7 +228,15 @@ typedef enum {
      * window); -1 = off (one continuous history); 16..40 = explicit size. */
     glyd_c_segmentLog       = 401,
     /* Log2 of the largest block, 12..20. 0 = default (17, 128 KiB). */
-    glyd_c_blockLog         = 402
+    glyd_c_blockLog         = 402,
+    /* Records (1) or not (0, default): text of records (logs, tables) in
+     * row groups, each coded as typed columns where that takes less than
+     * the text itself (docs/RECORDS.md). A row group holds at most
+     * 2^segmentLog bytes (default 2^24, at most 2^30), cut at a line's end;
+     * decoding one takes about four times that in memory. In the calling
+     * thread; decoding with glyd_d_nbWorkers takes row groups in parallel.
+     * No dictionary. Decoders need no flag. */
+    glyd_c_records          = 403
 } glyd_cParameter;
 
 typedef struct {

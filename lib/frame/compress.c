@@ -25,9 +25,10 @@ typedef struct {
     int segmentLog;    /* -1 off, 0 auto */
     int blockLog;      /* 0 = default */
     int longMatching;
+    int records;       /* records frames: row groups as text or log columns */
 } cparams;
 
-static const cparams kDefaultParams = { GLYD_LEVEL_DEFAULT, 0, 1, 1, 0, 0, 0, 0 };
+static const cparams kDefaultParams = { GLYD_LEVEL_DEFAULT, 0, 1, 1, 0, 0, 0, 0, 0 };
 
 /* The window that long-distance matching opens when none is asked for. */
 #define LONG_WINDOWLOG_DEFAULT 27
@@ -97,6 +98,7 @@ struct glyd_CCtx_s {
     int dictPending;            /* streaming: inBuf starts with the dictionary, not yet loaded */
 
     block_coder zc;             /* the calling thread's coder */
+    glyd_rowGroupCoder rc;      /* records frames: row groups through zc */
     block_coder* wz;            /* one coder per worker */
     seg_job* jobs;
     unsigned nbWz;
@@ -158,6 +160,7 @@ size_t glyd_freeCCtx(glyd_CCtx* c)
     if (!c) return 0;
     free_workers(c);
     coder_free(&c->zc);
+    glyd_rowGroupCoderFree(&c->rc);
     glyd_dictFree(&c->dict, c->mem);
     glyd_free(c->scratch, c->mem);
     glyd_free(c->inBuf, c->mem);
@@ -176,6 +179,7 @@ glyd_bounds glyd_cParam_getBounds(glyd_cParameter param)
     case glyd_c_windowLog: b.lowerBound = GLYD_WINDOWLOG_MIN; b.upperBound = GLYD_WINDOWLOG_MAX; break;
     case glyd_c_checksumFlag:
     case glyd_c_contentSizeFlag:
+    case glyd_c_records:
     case glyd_c_longMatching: b.lowerBound = 0; b.upperBound = 1; break;
     case glyd_c_nbWorkers: b.lowerBound = 0; b.upperBound = GLYD_THREADS_MAX; break;
     case glyd_c_segmentLog: b.lowerBound = -1; b.upperBound = GLYD_SEGMENTLOG_MAX; break;
@@ -205,6 +209,7 @@ size_t glyd_CCtx_setParameter(glyd_CCtx* c, glyd_cParameter param, int value)
         break;
     case glyd_c_blockLog: c->req.blockLog = value; break;
     case glyd_c_longMatching: c->req.longMatching = value; break;
+    case glyd_c_records: c->req.records = value; break;
     default: RETURN_ERROR(parameter_unsupported, "unknown parameter");
     }
     return 0;
@@ -221,6 +226,7 @@ size_t glyd_CCtx_getParameter(const glyd_CCtx* c, glyd_cParameter param, int* va
     case glyd_c_segmentLog: *value = c->req.segmentLog; break;
     case glyd_c_blockLog: *value = c->req.blockLog; break;
     case glyd_c_longMatching: *value = c->req.longMatching; break;
+    case glyd_c_records: *value = c->req.records; break;
     default: RETURN_ERROR(parameter_unsupported, "unknown parameter");
     }
     return 0;
@@ -296,6 +302,8 @@ static size_t ensure_buffer(glyd_CCtx* c, uint8_t** buf, size_t* cap, size_t nee
     return 0;
 }
 
+static size_t code_run(void* cctx, uint8_t* dst, size_t cap, const uint8_t* src, size_t n);
+
 /* Settles the parameters of the next frame; srcSize may be unknown. */
 static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
 {
@@ -315,20 +323,27 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
      * inside history the decoder keeps */
     if (c->blockLog > c->lp.windowLog) c->blockLog = c->lp.windowLog;
     c->blockMax = (size_t)1 << c->blockLog;
-    if (c->req.segmentLog < 0) c->segLog = 0;
-    else if (c->req.segmentLog == 0) c->segLog = glyd_autoSegmentLog(c->lp.windowLog);
-    else c->segLog = (unsigned)c->req.segmentLog;
-    /* the dictionary precedes the frame's first block only: one segment */
-    if (c->dict.size) c->segLog = 0;
-    /* one segment holds everything: no need to announce segments */
-    if (c->segLog && known && srcSize <= (1ULL << c->segLog)) c->segLog = 0;
+    if (c->req.records) {
+        /* row groups are segments, always announced: they bound a group */
+        RETURN_ERROR_IF(c->dict.size, parameter_unsupported, "records frames take no dictionary");
+        c->segLog = c->req.segmentLog > 0 ? (unsigned)GLYD_MIN(c->req.segmentLog, 30) : GLYD_ROWGROUP_LOG_DEFAULT;
+    } else {
+        if (c->req.segmentLog < 0) c->segLog = 0;
+        else if (c->req.segmentLog == 0) c->segLog = glyd_autoSegmentLog(c->lp.windowLog);
+        else c->segLog = (unsigned)c->req.segmentLog;
+        /* the dictionary precedes the frame's first block only: one segment */
+        if (c->dict.size) c->segLog = 0;
+        /* one segment holds everything: no need to announce segments */
+        if (c->segLog && known && srcSize <= (1ULL << c->segLog)) c->segLog = 0;
+    }
     if (c->segLog && c->lp.windowLog > c->segLog) c->lp.windowLog = c->segLog;
     if (c->blockLog > c->lp.windowLog) {
         c->blockLog = c->lp.windowLog;
         c->blockMax = (size_t)1 << c->blockLog;
     }
     c->segMax = c->segLog ? (size_t)GLYD_MIN(1ULL << c->segLog, (unsigned long long)SIZE_MAX) : SIZE_MAX;
-    c->mt = c->req.nbWorkers >= 1 && c->segLog != 0;
+    /* records frames code their row groups in the calling thread */
+    c->mt = c->req.nbWorkers >= 1 && c->segLog != 0 && !c->req.records;
     c->nbSeg = 0;
     c->curSegC = 0;
     c->consumed = 0;
@@ -352,6 +367,11 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
     } else {
         FORWARD_IF_ERROR(get_coder(c, &c->zc));
     }
+    if (c->req.records) {
+        c->rc.codeRun = code_run;
+        c->rc.coder = c;
+        c->rc.mem = c->mem;
+    }
     return 0;
 }
 
@@ -362,6 +382,7 @@ static size_t write_header(glyd_CCtx* c, uint8_t* dst, size_t cap, unsigned long
     if (c->req.checksum) fh.flags |= GLYD_F_CHECKSUM | GLYD_F_XXH3;
     if (c->req.contentSize && srcSize != GLYD_CONTENTSIZE_UNKNOWN) fh.flags |= GLYD_F_CONTENTSIZE;
     if (c->segLog) fh.flags |= GLYD_F_SEGMENTED;
+    if (c->req.records) fh.flags |= GLYD_F_RECORDS;
     fh.windowLog = c->lp.windowLog;
     fh.blockLog = c->blockLog;
     fh.segmentLog = c->segLog;
@@ -492,6 +513,27 @@ static size_t compress_segment(block_coder* zc, uint8_t* dst, size_t cap, const 
     return op;
 }
 
+/* A row group's run of blocks, through the calling thread's coder. */
+static size_t code_run(void* cctx, uint8_t* dst, size_t cap, const uint8_t* src, size_t n)
+{
+    glyd_CCtx* const c = (glyd_CCtx*)cctx;
+    return compress_segment(&c->zc, dst, cap, src, n, c->blockMax, 1, 1);
+}
+
+/* Codes src[0..n) as row groups, the last of them marked last when `last`. */
+static size_t code_row_groups(glyd_CCtx* c, uint8_t* dst, size_t cap, const uint8_t* src, size_t n, int last)
+{
+    size_t pos = 0, op = 0;
+    do {
+        size_t const len = glyd_rowGroupCut(src + pos, n - pos, c->segMax);
+        size_t const r = glyd_rowGroupCode(&c->rc, dst + op, cap - op, src + pos, len, last && pos + len == n);
+        FORWARD_IF_ERROR(r);
+        op += r;
+        pos += len;
+    } while (pos < n);
+    return op;
+}
+
 static void seg_job_run(void* arg)
 {
     seg_job* const j = (seg_job*)arg;
@@ -574,7 +616,11 @@ size_t glyd_compress2(glyd_CCtx* c, void* dst, size_t dstCapacity, const void* s
     FORWARD_IF_ERROR(resolve_frame(c, srcSize));
     op = write_header(c, out, dstCapacity, srcSize);
     FORWARD_IF_ERROR(op);
-    if (c->mt) {
+    if (c->req.records) {
+        r = code_row_groups(c, out + op, dstCapacity - op, in, srcSize, 1);
+        FORWARD_IF_ERROR(r);
+        op += r;
+    } else if (c->mt) {
         r = mt_compress(c, out + op, dstCapacity - op, in, srcSize, 1);
         FORWARD_IF_ERROR(r);
         op += r;
@@ -621,7 +667,10 @@ static size_t init_stream(glyd_CCtx* c)
 {
     size_t inNeed, outNeed, h;
     FORWARD_IF_ERROR(resolve_frame(c, c->pledged));
-    if (c->mt) {
+    if (c->req.records) {
+        inNeed = c->segMax;
+        outNeed = GLYD_ROWGROUP_HEADER_SIZE + glyd_rowGroupBodyMax(c->segMax);
+    } else if (c->mt) {
         inNeed = c->nbWz * c->segMax;
         outNeed = c->nbWz * seg_bound(c);
     } else {
@@ -852,6 +901,52 @@ static size_t stream_mt(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, gl
     }
 }
 
+/* Records frames: gather a row group's bound of text, code the whole lines
+ * in it as one group, keep the rest for the next. A flush codes what is
+ * there as a group of its own. */
+static size_t stream_records(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, glyd_EndDirective endOp)
+{
+    for (;;) {
+        flush_out(c, out);
+        if (c->outEnd > c->outPos) return c->outEnd - c->outPos;
+        if (c->stage == STAGE_ENDING) return frame_done(c);
+        FORWARD_IF_ERROR(take_input(c, in, c->inBufSize - c->inEnd));
+        if (c->inEnd == c->inBufSize && !(in->pos == in->size && endOp == glyd_e_end)) {
+            size_t const len = glyd_rowGroupCut(c->inBuf, c->inEnd, c->segMax);
+            size_t const r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, len, 0);
+            FORWARD_IF_ERROR(r);
+            c->outEnd += r;
+            memmove(c->inBuf, c->inBuf + len, c->inEnd - len);
+            c->inEnd -= len;
+            continue;
+        }
+        switch (endOp) {
+        case glyd_e_continue:
+            return c->inBufSize - c->inEnd;
+        case glyd_e_flush: {
+            size_t r;
+            if (c->inEnd == 0) return 0;
+            r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 0);
+            FORWARD_IF_ERROR(r);
+            c->outEnd += r;
+            c->inEnd = 0;
+            continue;
+        }
+        default: {
+            size_t r;
+            RETURN_ERROR_IF(c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->consumed != c->pledged,
+                            srcSize_wrong, "less input than pledged");
+            r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 1);
+            FORWARD_IF_ERROR(r);
+            c->outEnd += r;
+            c->inEnd = 0;
+            FORWARD_IF_ERROR(finish_frame(c));
+            continue;
+        }
+        }
+    }
+}
+
 size_t glyd_compressStream(glyd_CCtx* c, glyd_outBuffer* output, glyd_inBuffer* input,
                            glyd_EndDirective endOp)
 {
@@ -865,7 +960,9 @@ size_t glyd_compressStream(glyd_CCtx* c, glyd_outBuffer* output, glyd_inBuffer* 
         if (endOp == glyd_e_continue && input->pos == input->size) return glyd_CStreamInSize();
         FORWARD_IF_ERROR(init_stream(c));
     }
-    r = c->mt ? stream_mt(c, output, input, endOp) : stream_single(c, output, input, endOp);
+    r = c->req.records ? stream_records(c, output, input, endOp)
+        : c->mt        ? stream_mt(c, output, input, endOp)
+                       : stream_single(c, output, input, endOp);
     if (GLYD_IS_ERROR(r)) {
         /* the frame cannot be continued coherently */
         c->stage = STAGE_IDLE;

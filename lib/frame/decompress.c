@@ -11,7 +11,7 @@
 #include "../dict/dict.h"
 #include "../lz/fastblock.h"
 
-enum { DS_HEADER = 0, DS_BLOCKHEADER, DS_BODY, DS_CHECKSUM, DS_SKIP, DS_DONE };
+enum { DS_HEADER = 0, DS_BLOCKHEADER, DS_BODY, DS_GROUPHEADER, DS_GROUPBODY, DS_CHECKSUM, DS_SKIP, DS_DONE };
 
 struct glyd_DCtx_s {
     glyd_customMem mem;
@@ -31,8 +31,10 @@ struct glyd_DCtx_s {
     size_t windowSize;
     unsigned long long segMax;
     glyd_blockHeader bh;
+    glyd_rowGroupHeader gh;     /* records frames: the row group being read */
+    glyd_buffer cols;          /* records frames: a row group's log columns */
     size_t bodySize;
-    uint8_t* body;              /* a block's payload, when it arrives in pieces */
+    uint8_t* body;              /* a block's payload (a row group's), when it arrives in pieces */
     size_t bodyCap, bodyLen;
     uint8_t* win;               /* decoded content: history, then unflushed bytes */
     size_t winCap, winSize, winPos, winFlushed, segStart;
@@ -85,6 +87,7 @@ size_t glyd_freeDCtx(glyd_DCtx* d)
     if (d->lzReady) glyd_lzDFree(&d->lz);
     glyd_free(d->body, d->mem);
     glyd_free(d->win, d->mem);
+    glyd_bufferFree(&d->cols, d->mem);
     glyd_dictFree(&d->dict, d->mem);
     glyd_free(d, d->mem);
     return 0;
@@ -168,9 +171,8 @@ static size_t ensure_lz(glyd_DCtx* d)
  * [ostart, oend), until a last block or the end of src. The first block
  * starts a fresh history. Returns the content size written; *used receives
  * the bytes of src consumed, *sawLast whether a last block was met. */
-static size_t decode_blocks(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* ostart,
-                            uint8_t* oend, const uint8_t* src, size_t srcSize, size_t* used,
-                            int* sawLast)
+size_t glyd_decodeRun(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* ostart, uint8_t* oend,
+                      const uint8_t* src, size_t srcSize, size_t* used, int* sawLast)
 {
     size_t const blockMax = (size_t)1 << fh->blockLog;
     size_t const windowSize = (size_t)1 << fh->windowLog;
@@ -248,7 +250,21 @@ typedef struct {
 typedef struct {
     mt_dec* m;
     glyd_lzDCtx* lz;
+    glyd_buffer cols;
+    glyd_customMem mem;
 } mt_worker;
+
+/* A row group of a records frame, mapped already, at its place in the
+ * content. */
+static size_t decode_row_group(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const uint8_t* group,
+                               const glyd_segment* seg, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
+{
+    glyd_rowGroupHeader gh;
+    FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, group, fh));
+    RETURN_ERROR_IF(GLYD_ROWGROUP_HEADER_SIZE + (size_t)gh.bodySize != seg->srcSize || gh.textSize != seg->dstSize,
+                    corruption_detected, "row group unlike its map");
+    return glyd_rowGroupDecode(lz, fh, &gh, group + GLYD_ROWGROUP_HEADER_SIZE, dst, cols, mem);
+}
 
 static void mt_worker_run(void* arg)
 {
@@ -261,11 +277,16 @@ static void mt_worker_run(void* arg)
         int sawLast;
         if (i >= m->map->nbSegments) return;
         seg = &m->map->segments[i];
-        r = decode_blocks(w->lz, &m->map->fh, m->ostart + seg->dstOffset,
-                          m->ostart + seg->dstOffset + seg->dstSize, m->frame + seg->srcOffset,
-                          seg->srcSize, &used, &sawLast);
-        if (!GLYD_IS_ERROR(r) && (r != seg->dstSize || used != seg->srcSize))
-            r = GLYD_ERROR(corruption_detected);
+        if (m->map->fh.flags & GLYD_F_RECORDS) {
+            r = decode_row_group(w->lz, &m->map->fh, m->frame + seg->srcOffset, seg, m->ostart + seg->dstOffset,
+                                 &w->cols, w->mem);
+        } else {
+            r = glyd_decodeRun(w->lz, &m->map->fh, m->ostart + seg->dstOffset,
+                               m->ostart + seg->dstOffset + seg->dstSize, m->frame + seg->srcOffset,
+                               seg->srcSize, &used, &sawLast);
+            if (!GLYD_IS_ERROR(r) && (r != seg->dstSize || used != seg->srcSize))
+                r = GLYD_ERROR(corruption_detected);
+        }
         pthread_mutex_lock(&m->lock);
         m->results[i] = r;
         m->done[i] = 1;
@@ -328,6 +349,9 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     for (j = 0; j < nbWorkers; j++) {
         workers[j].m = &m;
         workers[j].lz = &d->wlz[j];
+        workers[j].cols.buf = NULL;
+        workers[j].cols.cap = 0;
+        workers[j].mem = d->mem;
         glyd_poolAdd(d->pool, mt_worker_run, &workers[j]);
     }
     glyd_csumReset(&xxh, GLYD_CSUM_KIND(map->fh.flags));
@@ -343,6 +367,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
         if (check) glyd_csumUpdate(&xxh, ostart + map->segments[i].dstOffset, map->segments[i].dstSize);
     }
     glyd_poolWait(d->pool);
+    for (j = 0; j < nbWorkers; j++) glyd_bufferFree(&workers[j].cols, d->mem);
     pthread_mutex_destroy(&m.lock);
     pthread_cond_destroy(&m.cond);
     glyd_free(m.done, d->mem);
@@ -376,6 +401,30 @@ static size_t decode_frame_streamed(glyd_DCtx* d, uint8_t* dst, size_t cap, cons
     return out.pos;
 }
 
+/* A records frame's row groups one after the other, in the calling
+ * thread, from src (just past the frame header); *used receives their size. */
+static size_t decode_row_groups(glyd_DCtx* d, const glyd_frameHeader* fh, uint8_t* dst, size_t cap,
+                                const uint8_t* src, size_t srcSize, size_t* used)
+{
+    size_t pos = 0, op = 0;
+    for (;;) {
+        glyd_rowGroupHeader gh;
+        size_t n;
+        RETURN_ERROR_IF(srcSize - pos < GLYD_ROWGROUP_HEADER_SIZE, srcSize_truncated, "row group header");
+        FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, src + pos, fh));
+        pos += GLYD_ROWGROUP_HEADER_SIZE;
+        RETURN_ERROR_IF(srcSize - pos < gh.bodySize, srcSize_truncated, "row group");
+        RETURN_ERROR_IF(gh.textSize > cap - op, dstSize_tooSmall, "content larger than the destination");
+        n = glyd_rowGroupDecode(&d->lz, fh, &gh, src + pos, dst + op, &d->cols, d->mem);
+        FORWARD_IF_ERROR(n);
+        op += n;
+        pos += gh.bodySize;
+        if (gh.last) break;
+    }
+    *used = pos;
+    return op;
+}
+
 /* Decodes the frame at src into dst; *srcUsed receives its size. */
 static size_t decode_frame(glyd_DCtx* d, uint8_t* dst, size_t cap, const uint8_t* src, size_t srcSize,
                            size_t* srcUsed)
@@ -404,9 +453,14 @@ static size_t decode_frame(glyd_DCtx* d, uint8_t* dst, size_t cap, const uint8_t
         glyd_free(map.segments, d->mem);
     }
     FORWARD_IF_ERROR(ensure_lz(d));
-    n = decode_blocks(&d->lz, &fh, dst, dst + cap, src + hs, srcSize - hs, &used, &sawLast);
-    FORWARD_IF_ERROR(n);
-    RETURN_ERROR_IF(!sawLast, srcSize_truncated, "frame has no last block");
+    if (fh.flags & GLYD_F_RECORDS) {
+        n = decode_row_groups(d, &fh, dst, cap, src + hs, srcSize - hs, &used);
+        FORWARD_IF_ERROR(n);
+    } else {
+        n = glyd_decodeRun(&d->lz, &fh, dst, dst + cap, src + hs, srcSize - hs, &used, &sawLast);
+        FORWARD_IF_ERROR(n);
+        RETURN_ERROR_IF(!sawLast, srcSize_truncated, "frame has no last block");
+    }
     used += hs;
     if (fh.flags & GLYD_F_CHECKSUM) {
         RETURN_ERROR_IF(srcSize - used < GLYD_CHECKSUM_SIZE, srcSize_truncated, "checksum");
@@ -500,6 +554,22 @@ static size_t start_frame(glyd_DCtx* d)
     d->blockMax = (size_t)1 << fh->blockLog;
     d->windowSize = (size_t)1 << fh->windowLog;
     d->segMax = fh->segmentLog ? 1ULL << fh->segmentLog : ~0ULL;
+    if (fh->flags & GLYD_F_RECORDS) {
+        /* a row group's text is decoded whole, then flushed: no history
+         * between groups */
+        need = d->segMax;
+        if (fh->contentSize != GLYD_CONTENTSIZE_UNKNOWN && fh->contentSize < need) need = fh->contentSize;
+        RETURN_ERROR_IF(need > (1ULL << d->windowLogMax), frameParameter_windowTooLarge,
+                        "row groups larger than the window allowed");
+        FORWARD_IF_ERROR(grow(d, &d->win, &d->winCap, (size_t)GLYD_MAX(need, 1)));
+        FORWARD_IF_ERROR(ensure_lz(d));
+        d->winSize = (size_t)GLYD_MAX(need, 1);
+        d->winPos = d->winFlushed = d->segStart = 0;
+        d->decoded = 0;
+        d->firstBlock = 1;
+        glyd_csumReset(&d->xxh, GLYD_CSUM_KIND(d->fh.flags));
+        return 0;
+    }
     hist = d->windowSize;
     if (d->segMax < hist) hist = d->segMax;
     if (fh->contentSize != GLYD_CONTENTSIZE_UNKNOWN && fh->contentSize < hist) hist = fh->contentSize;
@@ -590,6 +660,24 @@ static size_t stream_block(glyd_DCtx* d, const uint8_t* b)
     return 0;
 }
 
+/* Decodes the row group whose header is d->gh and body `b` into the
+ * window, which holds it whole. */
+static size_t stream_row_group(glyd_DCtx* d, const uint8_t* b)
+{
+    size_t n;
+    assert(d->winFlushed == d->winPos);
+    d->winPos = d->winFlushed = 0;
+    RETURN_ERROR_IF(d->gh.textSize > d->winSize, contentSize_wrong, "content beyond the declared size");
+    n = glyd_rowGroupDecode(&d->lz, &d->fh, &d->gh, b, d->win, &d->cols, d->mem);
+    FORWARD_IF_ERROR(n);
+    d->decoded += n;
+    RETURN_ERROR_IF(d->fh.contentSize != GLYD_CONTENTSIZE_UNKNOWN && d->decoded > d->fh.contentSize,
+                    contentSize_wrong, "content beyond the declared size");
+    if ((d->fh.flags & GLYD_F_CHECKSUM) && d->checksumCheck) glyd_csumUpdate(&d->xxh, d->win, n);
+    d->winPos = n;
+    return 0;
+}
+
 static size_t end_frame(glyd_DCtx* d)
 {
     RETURN_ERROR_IF(d->fh.contentSize != GLYD_CONTENTSIZE_UNKNOWN && d->decoded != d->fh.contentSize,
@@ -631,7 +719,34 @@ static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
             FORWARD_IF_ERROR(glyd_frameHeaderRead(&d->fh, d->hdr, d->hdrLen));
             FORWARD_IF_ERROR(start_frame(d));
             d->hdrLen = 0;
-            d->stage = DS_BLOCKHEADER;
+            d->stage = (d->fh.flags & GLYD_F_RECORDS) ? DS_GROUPHEADER : DS_BLOCKHEADER;
+            continue;
+        }
+        case DS_GROUPHEADER:
+            if (!gather(d->hdr, &d->hdrLen, GLYD_ROWGROUP_HEADER_SIZE, in))
+                return GLYD_ROWGROUP_HEADER_SIZE - d->hdrLen;
+            d->hdrLen = 0;
+            FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&d->gh, d->hdr, &d->fh));
+            RETURN_ERROR_IF(d->gh.bodySize > glyd_rowGroupBodyMax(d->gh.textSize), corruption_detected,
+                            "row group body larger than its text allows");
+            d->bodySize = d->gh.bodySize;
+            d->bodyLen = 0;
+            d->stage = DS_GROUPBODY;
+            continue;
+        case DS_GROUPBODY: {
+            const uint8_t* b;
+            if (d->bodyLen == 0 && in->size - in->pos >= d->bodySize) {
+                b = (const uint8_t*)in->src + in->pos; /* whole body at hand: no copy */
+                in->pos += d->bodySize;
+            } else {
+                if (d->bodyLen == 0) FORWARD_IF_ERROR(grow(d, &d->body, &d->bodyCap, d->bodySize));
+                if (!gather(d->body, &d->bodyLen, d->bodySize, in)) return d->bodySize - d->bodyLen;
+                b = d->body;
+            }
+            FORWARD_IF_ERROR(stream_row_group(d, b));
+            if (!d->gh.last) d->stage = DS_GROUPHEADER;
+            else if (d->fh.flags & GLYD_F_CHECKSUM) d->stage = DS_CHECKSUM;
+            else FORWARD_IF_ERROR(end_frame(d));
             continue;
         }
         case DS_BLOCKHEADER:
@@ -715,7 +830,9 @@ static int map_from_seek_table(glyd_frameMap* map, const uint8_t* src, size_t sr
     if (glyd_read32(src + srcSize - tsize) != GLYD_MAGIC_SEEKTABLE ||
         glyd_read32(src + srcSize - tsize + 4) != tsize - GLYD_SKIPPABLE_HEADER)
         return 0;
-    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&map->fh, src, srcSize - tsize)) || !map->fh.segmentLog) return 0;
+    if (GLYD_IS_ERROR(glyd_frameHeaderRead(&map->fh, src, srcSize - tsize)) || !map->fh.segmentLog ||
+        (map->fh.flags & GLYD_F_RECORDS))
+        return 0; /* records frames carry no seek table: their row groups are walked */
     map->segments = (glyd_segment*)glyd_malloc(nb * sizeof(glyd_segment), mem);
     if (!map->segments) return 0;
     pos = map->fh.headerSize;
@@ -739,6 +856,20 @@ static int map_from_seek_table(glyd_frameMap* map, const uint8_t* src, size_t sr
     map->contentSize = dst;
     map->frameSize = srcSize - tsize;
     return 1;
+}
+
+/* One mapped segment (a row group in a records frame) into dst, which
+ * holds its content. */
+static size_t decode_segment(glyd_DCtx* d, const glyd_frameHeader* fh, const uint8_t* frame,
+                             const glyd_segment* seg, uint8_t* dst)
+{
+    size_t used, n;
+    int sawLast;
+    if (fh->flags & GLYD_F_RECORDS) return decode_row_group(&d->lz, fh, frame + seg->srcOffset, seg, dst, &d->cols, d->mem);
+    n = glyd_decodeRun(&d->lz, fh, dst, dst + seg->dstSize, frame + seg->srcOffset, seg->srcSize, &used, &sawLast);
+    FORWARD_IF_ERROR(n);
+    RETURN_ERROR_IF(n != seg->dstSize || used != seg->srcSize, corruption_detected, "segment");
+    return n;
 }
 
 size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const void* src,
@@ -777,16 +908,14 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
     for (i = 0; i < map.nbSegments && written < dstCapacity; i++) {
         const glyd_segment* const seg = &map.segments[i];
         unsigned long long const want = offset + written;
-        size_t used, n, skip, take;
-        int sawLast;
+        size_t n, skip, take;
         if (seg->dstOffset + seg->dstSize <= want) continue;
         /* a segment decodes only from its start: into place when it lies
          * wholly inside the range, else through a scratch buffer */
         skip = (size_t)(want - seg->dstOffset);
         take = GLYD_MIN(seg->dstSize - skip, dstCapacity - written);
         if (skip == 0 && take == seg->dstSize) {
-            n = decode_blocks(&d->lz, &map.fh, out + written, out + written + take, in + seg->srcOffset,
-                              seg->srcSize, &used, &sawLast);
+            n = decode_segment(d, &map.fh, in, seg, out + written);
         } else {
             if (tmpCap < seg->dstSize) {
                 glyd_free(tmp, d->mem);
@@ -794,12 +923,10 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
                 tmpCap = tmp ? seg->dstSize : 0;
             }
             if (!tmp) { err = GLYD_ERROR(memory_allocation); break; }
-            n = decode_blocks(&d->lz, &map.fh, tmp, tmp + seg->dstSize, in + seg->srcOffset,
-                              seg->srcSize, &used, &sawLast);
-            if (!GLYD_IS_ERROR(n) && n == seg->dstSize) memcpy(out + written, tmp + skip, take);
+            n = decode_segment(d, &map.fh, in, seg, tmp);
+            if (!GLYD_IS_ERROR(n)) memcpy(out + written, tmp + skip, take);
         }
         if (GLYD_IS_ERROR(n)) { err = n; break; }
-        if (n != seg->dstSize || used != seg->srcSize) { err = GLYD_ERROR(corruption_detected); break; }
         written += take;
     }
     glyd_free(tmp, d->mem);

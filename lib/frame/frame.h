@@ -28,7 +28,8 @@
 #define GLYD_F_SEGMENTED   0x04
 #define GLYD_F_DICTID      0x08
 #define GLYD_F_XXH3        0x10 /* the checksum is XXH3-64, not XXH64 */
-#define GLYD_F_RESERVED    0xE0
+#define GLYD_F_RECORDS     0x20 /* row groups of records, not blocks (docs/FORMAT.md, section 18) */
+#define GLYD_F_RESERVED    0xC0
 
 /* The checksum a frame with these flags carries. */
 #define GLYD_CSUM_KIND(flags) (((flags) & GLYD_F_XXH3) ? glyd_csum_xxh3 : glyd_csum_xxh64)
@@ -126,6 +127,75 @@ GLYD_FORCE_INLINE unsigned glyd_autoSegmentLog(unsigned windowLog)
     unsigned const s = windowLog + 2;
     return s < 20 ? 20 : s > 30 ? 30 : s;
 }
+
+/* Row groups of a records frame: a tag (bit 0 last, bits 1-3 kind), the
+ * group's text size and its body's size. A row group's text is at most
+ * 2^segmentLog bytes; the column set of a group of log columns at most
+ * twice its text and 1 KiB more (docs/FORMAT.md, section 18). */
+#define GLYD_ROWGROUP_HEADER_SIZE 9
+enum { GLYD_ROWGROUP_TEXT = 0, GLYD_ROWGROUP_LOGCOLUMNS = 1 };
+#define GLYD_ROWGROUP_RUNS_LOGCOLUMNS 7
+#define GLYD_ROWGROUP_LOG_DEFAULT 24
+
+typedef struct {
+    unsigned last;
+    unsigned kind;
+    uint32_t textSize;
+    uint32_t bodySize;
+} glyd_rowGroupHeader;
+
+GLYD_FORCE_INLINE size_t glyd_rowGroupColumnsMax(size_t textSize) { return 2 * textSize + 1024; }
+/* A body is never larger than this: its text as blocks, had it been
+ * stored raw, takes less, and columns are kept only where they take less. */
+GLYD_FORCE_INLINE size_t glyd_rowGroupBodyMax(size_t textSize) { return textSize + (textSize >> 6) + 4096; }
+
+/* Reads and checks a row group header against the frame's segment bound;
+ * only a last row group, of text, may be empty (a stream that ended after
+ * a flush). */
+size_t glyd_rowGroupHeaderRead(glyd_rowGroupHeader* gh, const uint8_t* p, const glyd_frameHeader* fh);
+void glyd_rowGroupHeaderWrite(uint8_t* p, glyd_rowGroupHeader gh);
+
+/* Codes a row group: a run of blocks from src[0..n) with a fresh history,
+ * the last block marked last; an error (dstSize_tooSmall) where it does
+ * not fit in cap. */
+typedef size_t (*glyd_runCoder)(void* coder, uint8_t* dst, size_t cap, const uint8_t* src, size_t n);
+
+typedef struct {
+    glyd_runCoder codeRun;
+    void* coder;
+    glyd_customMem mem;
+    uint8_t* cols;              /* the text's log columns */
+    size_t colsCap;
+    uint8_t* alt;               /* the columns' runs, while the text's stand */
+    size_t altCap;
+} glyd_rowGroupCoder;
+
+/* The size of the next row group of text[0..n): all of it where it fits
+ * in max, else up to its last line end inside max, else max. */
+size_t glyd_rowGroupCut(const uint8_t* text, size_t n, size_t max);
+/* Writes text[0..n) (n at most the frame's segment size) as a row group,
+ * header and body, whichever kind takes less (records_compress.c); cap
+ * of GLYD_ROWGROUP_HEADER_SIZE + glyd_rowGroupBodyMax(n) is enough. */
+size_t glyd_rowGroupCode(glyd_rowGroupCoder* rc, uint8_t* dst, size_t cap, const uint8_t* text, size_t n,
+                         int last);
+void glyd_rowGroupCoderFree(glyd_rowGroupCoder* rc);
+
+/* Decodes one run of blocks (section 4: up to and including a block marked
+ * last) into [dst, dstEnd) with a fresh history, as a segment of the frame
+ * fh. Returns the content size; *srcUsed gets the bytes read and *sawLast
+ * whether the last block was found (decompress.c). */
+size_t glyd_decodeRun(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* dst, uint8_t* dstEnd,
+                      const uint8_t* src, size_t srcSize, size_t* srcUsed, int* sawLast);
+
+/* A row group's text from its body into dst (textSize bytes of room);
+ * *cols is scratch for log columns, grown as needed (records_decode.c). */
+typedef struct {
+    uint8_t* buf;
+    size_t cap;
+} glyd_buffer;
+size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const glyd_rowGroupHeader* gh,
+                           const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem);
+void glyd_bufferFree(glyd_buffer* s, glyd_customMem mem);
 
 /* True if src[0..n) is one byte repeated (n > 0). */
 int glyd_isRun(const uint8_t* src, size_t n);

@@ -22,6 +22,10 @@ size_t glyd_frameHeaderSize(const void* src, size_t srcSize)
     RETURN_ERROR_IF(flags & GLYD_F_RESERVED, frameParameter_unsupported, "reserved flags");
     RETURN_ERROR_IF((flags & GLYD_F_XXH3) && !(flags & GLYD_F_CHECKSUM), corruption_detected,
                     "checksum kind without a checksum");
+    /* a records frame bounds its row groups by its segment size, and its
+     * groups start afresh: no dictionary */
+    RETURN_ERROR_IF((flags & GLYD_F_RECORDS) && (flags & (GLYD_F_SEGMENTED | GLYD_F_DICTID)) != GLYD_F_SEGMENTED,
+                    frameParameter_unsupported, "records frame without segments, or with a dictionary");
     return GLYD_FRAMEHEADER_MIN + ((flags & GLYD_F_SEGMENTED) ? 1 : 0) +
            ((flags & GLYD_F_CONTENTSIZE) ? 8 : 0) + ((flags & GLYD_F_DICTID) ? 4 : 0);
 }
@@ -112,6 +116,53 @@ static size_t push_segment(glyd_frameMap* map, size_t* cap, glyd_segment seg, gl
     return 0;
 }
 
+size_t glyd_rowGroupHeaderRead(glyd_rowGroupHeader* gh, const uint8_t* p, const glyd_frameHeader* fh)
+{
+    unsigned const tag = p[0];
+    gh->last = tag & 1;
+    gh->kind = (tag >> 1) & 7;
+    gh->textSize = glyd_read32(p + 1);
+    gh->bodySize = glyd_read32(p + 5);
+    RETURN_ERROR_IF(tag >> 4, corruption_detected, "row group tag");
+    RETURN_ERROR_IF(gh->kind > GLYD_ROWGROUP_LOGCOLUMNS, corruption_detected, "row group kind");
+    RETURN_ERROR_IF((unsigned long long)gh->textSize > (1ULL << fh->segmentLog), corruption_detected,
+                    "row group larger than the frame allows");
+    RETURN_ERROR_IF(gh->textSize == 0 && !(gh->kind == GLYD_ROWGROUP_TEXT && gh->last), corruption_detected,
+                    "an empty row group other than a last one of text");
+    return GLYD_ROWGROUP_HEADER_SIZE;
+}
+
+void glyd_rowGroupHeaderWrite(uint8_t* p, glyd_rowGroupHeader gh)
+{
+    p[0] = (uint8_t)(gh.last | (gh.kind << 1));
+    glyd_write32(p + 1, gh.textSize);
+    glyd_write32(p + 5, gh.bodySize);
+}
+
+/* A records frame's row groups, each a segment: their headers give their
+ * sizes, so the walk reads nothing else. */
+static size_t map_row_groups(glyd_frameMap* map, const uint8_t* in, size_t srcSize, size_t* pos,
+                             int wantSegments, glyd_customMem mem)
+{
+    size_t segCap = 0;
+    for (;;) {
+        glyd_rowGroupHeader gh;
+        glyd_segment seg;
+        RETURN_ERROR_IF(srcSize - *pos < GLYD_ROWGROUP_HEADER_SIZE, srcSize_truncated, "row group header");
+        FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, in + *pos, &map->fh));
+        RETURN_ERROR_IF(srcSize - *pos - GLYD_ROWGROUP_HEADER_SIZE < gh.bodySize, srcSize_truncated, "row group");
+        seg.srcOffset = *pos;
+        seg.srcSize = GLYD_ROWGROUP_HEADER_SIZE + gh.bodySize;
+        seg.dstOffset = map->contentSize;
+        seg.dstSize = gh.textSize;
+        if (wantSegments) FORWARD_IF_ERROR(push_segment(map, &segCap, seg, mem));
+        map->contentSize += gh.textSize;
+        map->nbBlocks++;
+        *pos += seg.srcSize;
+        if (gh.last) return 0;
+    }
+}
+
 static size_t map_walk(glyd_frameMap* map, const void* src, size_t srcSize, int wantSegments,
                        glyd_customMem mem)
 {
@@ -131,6 +182,10 @@ static size_t map_walk(glyd_frameMap* map, const void* src, size_t srcSize, int 
     blockMax = (size_t)1 << map->fh.blockLog;
     segMax = map->fh.segmentLog ? 1ULL << map->fh.segmentLog : ~0ULL;
     memset(&seg, 0, sizeof(seg));
+    if (map->fh.flags & GLYD_F_RECORDS) {
+        FORWARD_IF_ERROR(map_row_groups(map, in, srcSize, &pos, wantSegments, mem));
+        goto trailer;
+    }
     for (;;) {
         glyd_blockHeader bh;
         size_t body, regen;
@@ -165,6 +220,7 @@ static size_t map_walk(glyd_frameMap* map, const void* src, size_t srcSize, int 
     }
     if (wantSegments) FORWARD_IF_ERROR(push_segment(map, &segCap, seg, mem));
     else map->nbSegments = 0;
+trailer:
     if (map->fh.flags & GLYD_F_CHECKSUM) {
         if (srcSize - pos < GLYD_CHECKSUM_SIZE) goto truncated;
         pos += GLYD_CHECKSUM_SIZE;
@@ -316,6 +372,7 @@ size_t glyd_getFrameInfo(glyd_frameInfo* info, const void* src, size_t srcSize)
     info->hasChecksum = !(map.fh.flags & GLYD_F_CHECKSUM) ? 0 : (map.fh.flags & GLYD_F_XXH3) ? 2 : 1;
     info->hasContentSize = (map.fh.flags & GLYD_F_CONTENTSIZE) != 0;
     info->dictID = map.fh.dictID;
+    info->isRecords = (map.fh.flags & GLYD_F_RECORDS) != 0;
     glyd_free(map.segments, glyd_defaultCMem);
     return fsize;
 }

@@ -241,39 +241,70 @@ size_t glyd_logRebuiltSize(const void* src, size_t size)
     return (size_t)n;
 }
 
+/* The header of a column set: its counts and the sizes of its six parts,
+ * which must fill the rest exactly. */
+typedef struct {
+    uint64_t rebuilt, nbLines, nbTemplates, sizes[6];
+    uint8_t noFinalNewline;
+    size_t size;
+} head;
+
+static size_t read_head(head* h, const void* src, size_t size)
+{
+    reader r = { (const uint8_t*)src, size, 0 };
+    uint64_t left;
+    unsigned s;
+    h->rebuilt = glyd_logRebuiltSize(src, size);
+    FORWARD_IF_ERROR(h->rebuilt);
+    r.pos = 1 + glyd_varintSize(h->rebuilt);
+    RETURN_ERROR_IF(!read_varint(&r, &h->nbLines) || r.pos >= size, corruption_detected, "log columns header");
+    h->noFinalNewline = r.p[r.pos++];
+    RETURN_ERROR_IF(h->noFinalNewline > 1 || (h->noFinalNewline && !h->nbLines), corruption_detected,
+                    "log columns flags");
+    RETURN_ERROR_IF(!read_varint(&r, &h->nbTemplates), corruption_detected, "log columns header");
+    for (s = 0; s < 6; s++) RETURN_ERROR_IF(!read_varint(&r, &h->sizes[s]), corruption_detected, "log columns header");
+    left = size - r.pos;
+    for (s = 0; s < 6; s++) {
+        RETURN_ERROR_IF(h->sizes[s] > left, corruption_detected, "log column sizes");
+        left -= h->sizes[s];
+    }
+    RETURN_ERROR_IF(left != 0, corruption_detected, "log column sizes");
+    h->size = r.pos;
+    return 0;
+}
+
+size_t glyd_logColumnPieces(const void* src, size_t size, size_t pieces[GLYD_LOGCOL_PIECES])
+{
+    head h;
+    unsigned s;
+    FORWARD_IF_ERROR(read_head(&h, src, size));
+    pieces[0] = h.size;
+    for (s = 0; s < 6; s++) pieces[s + 1] = (size_t)h.sizes[s];
+    return 0;
+}
+
 size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_t size)
 {
     reader r = { (const uint8_t*)src, size, 0 };
     columns c;
-    uint64_t rebuilt, sizes[6], i;
-    uint8_t noFinalNewline;
+    head h;
+    uint64_t rebuilt, i;
     size_t at = 0, result = 0;
     unsigned s;
     memset(&c, 0, sizeof c);
-    rebuilt = glyd_logRebuiltSize(src, size);
-    FORWARD_IF_ERROR(rebuilt);
-    r.pos = 1 + glyd_varintSize(rebuilt);
-    RETURN_ERROR_IF(!read_varint(&r, &c.nbLines) || r.pos >= size, corruption_detected, "log columns header");
-    noFinalNewline = r.p[r.pos++];
-    RETURN_ERROR_IF(noFinalNewline > 1 || (noFinalNewline && !c.nbLines), corruption_detected, "log columns flags");
-    RETURN_ERROR_IF(!read_varint(&r, &c.nbTemplates), corruption_detected, "log columns header");
-    for (s = 0; s < 6; s++) RETURN_ERROR_IF(!read_varint(&r, &sizes[s]), corruption_detected, "log columns header");
-    {
-        uint64_t left = size - r.pos;
-        for (s = 0; s < 6; s++) {
-            RETURN_ERROR_IF(sizes[s] > left, corruption_detected, "log column sizes");
-            left -= sizes[s];
-        }
-        RETURN_ERROR_IF(left != 0, corruption_detected, "log column sizes");
-    }
+    FORWARD_IF_ERROR(read_head(&h, src, size));
+    rebuilt = h.rebuilt;
+    c.nbLines = h.nbLines;
+    c.nbTemplates = h.nbTemplates;
+    r.pos = h.size;
     RETURN_ERROR_IF(rebuilt > dstCapacity, dstSize_tooSmall, "log text");
     {
         reader part[6];
         for (s = 0; s < 6; s++) {
             part[s].p = r.p + r.pos;
-            part[s].size = (size_t)sizes[s];
+            part[s].size = (size_t)h.sizes[s];
             part[s].pos = 0;
-            r.pos += (size_t)sizes[s];
+            r.pos += (size_t)h.sizes[s];
         }
         result = read_templates(&c, part[0]);
         if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
@@ -283,7 +314,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);
         if (n == (size_t)-1) { result = GLYD_ERROR(corruption_detected); break; }
         at += n;
-        if (i + 1 < c.nbLines || !noFinalNewline) {
+        if (i + 1 < c.nbLines || !h.noFinalNewline) {
             if (at == rebuilt) { result = GLYD_ERROR(corruption_detected); break; }
             ((uint8_t*)dst)[at++] = '\n';
         }

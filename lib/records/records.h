@@ -20,8 +20,8 @@
  * round-trip exactly: lines that are not text only make templates that
  * do not repeat.
  *
- * Not yet in the frame or the CLI (`-r`): the transform, its format, and
- * its checks stand alone for now.
+ * Records frames (lib/frame/records_*.c, `glyd -r`) hold these columns
+ * row group by row group, where they take less than the text.
  */
 #ifndef GLYD_RECORDS_H
 #define GLYD_RECORDS_H
@@ -92,6 +92,12 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
 /* The size of the text that columns (a glyd_logToColumns output) rebuild,
  * from their header, or an error (corruption_detected). */
 size_t glyd_logRebuiltSize(const void* columns, size_t size);
+
+/* A column set's pieces, in order: its header, then its six parts
+ * (templates, lines, integers, zeros, references, strings), each of which
+ * the frame codes apart. Returns 0 or an error (corruption_detected). */
+#define GLYD_LOGCOL_PIECES 7
+size_t glyd_logColumnPieces(const void* columns, size_t size, size_t pieces[GLYD_LOGCOL_PIECES]);
 
 /* The text back from its columns into dst. Returns its size, or an error
  * (corruption_detected for columns that do not hold together,

@@ -173,6 +173,12 @@ roundtrip "table (csv), -1" diamonds.csv -1
 roundtrip "binary, -1" llvm.bin -1
 roundtrip "binary, -3" llvm.bin -3
 roundtrip "empty file" empty
+roundtrip "log, -r" hpc.log -r
+roundtrip "logs (2.3 MB), -r -19" logs.log -r -19
+roundtrip "table (csv), -r" diamonds.csv -r
+roundtrip "binary, -r (stays plain)" llvm.bin -r
+roundtrip "empty file, -r" empty -r
+roundtrip "log, --records -T2" hpc.log --records -T2
 roundtrip "1-byte file" one
 roundtrip "1-byte file, -19" one -19
 roundtrip "random (incompressible) 1 MiB" random
@@ -675,7 +681,20 @@ want_err "no-such-file"
 want_err_lines 1
 finish
 
-expect_fail "-r fails and mentions tar" 1 "tar" "$GLYD" -r "$D/small1"
+expect_fail "-r with -D fails" 1 "dictionary" "$GLYD" -r -D "$D/small1" -c "$D/hpc.log"
+
+begin "-r: a log as columns, smaller than without, any reader decodes it"
+fresh records hpc.log
+run "$GLYD" -q -3 -o plain.glyd hpc.log; want_rc 0
+run "$GLYD" -q -3 -r -o cols.glyd hpc.log; want_rc 0
+want "-r did not make the log smaller" test "$(stat -c %s cols.glyd)" -lt "$(stat -c %s plain.glyd)"
+run from_pipe cols.glyd "$GLYD" -d -c; want_rc 0
+want "piped -d of a records frame differs" same "$CAP/out" hpc.log
+run "$GLYD" -d -T2 -c cols.glyd; want_rc 0
+want "-d -T2 of a records frame differs" same "$CAP/out" hpc.log
+run "$GLYD" -lv cols.glyd; want_rc 0
+want_out "records"
+finish
 expect_fail "unknown long option fails" 1 "unknown option" "$GLYD" --no-such-option "$D/small1"
 expect_fail "unknown short option fails" 1 "unknown option" "$GLYD" -y "$D/small1"
 expect_fail "level -20 is refused" 1 "-20" "$GLYD" -20 -c "$D/small1"

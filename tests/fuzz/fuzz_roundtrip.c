@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fuzz_roundtrip.c: any input, compressed with parameters drawn from its
- * first bytes, must decompress to itself, one-shot and with threads. */
+ * first bytes (records frames among them), must decompress to itself,
+ * one-shot and with threads. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     glyd_DCtx* d;
     uint8_t *frame, *back;
     size_t cap, csize, r;
-    int level;
+    int level, records;
     if (size < 3) return 0;
     /* byte 0: level and long matching, byte 1: options, the rest: content */
     level = (int)(data[0] % 28) - 5; /* -5 .. 22 */
@@ -31,9 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (data[1] & 8) glyd_CCtx_setParameter(c, glyd_c_nbWorkers, 2);
     if (data[1] & 16) glyd_CCtx_setParameter(c, glyd_c_blockLog, 12);
     if ((data[0] / 28) & 1) glyd_CCtx_setParameter(c, glyd_c_longMatching, 1);
+    /* records frames: row groups of text or log columns (no dictionary) */
+    records = ((data[0] / 28) & 2) != 0;
+    if (records) glyd_CCtx_setParameter(c, glyd_c_records, 1);
     data += 2;
     size -= 2;
-    if (data[-1] & 32) {
+    if ((data[-1] & 32) && !records) {
         /* the input's first quarter as a raw-content dictionary for the rest */
         size_t const dsize = size / 4;
         size_t const rc = glyd_CCtx_loadDictionary(c, data, dsize);

@@ -167,3 +167,30 @@ uint8_t* fixture_bf16(size_t* nbElements)
     memmove(data, data + 8 + hdr, *nbElements * 2);
     return data;
 }
+
+/* Decodes hostile bytes one-shot and streaming: an error, or exactly the
+ * original content, is all that may come out. */
+int decode_survives(const uint8_t* bytes, size_t size, const uint8_t* orig, size_t n)
+{
+    uint8_t* const out = (uint8_t*)malloc(n + 64);
+    glyd_DCtx* const d = glyd_createDCtx();
+    size_t r = glyd_decompressDCtx(d, out, n + 64, bytes, size);
+    int ok = glyd_isError(r) || (r == n && memcmp(out, orig, n) == 0);
+    {
+        glyd_inBuffer ib = { bytes, size, 0 };
+        size_t produced = 0;
+        int steps = 0;
+        glyd_DCtx_reset(d, glyd_reset_session_only);
+        for (;;) {
+            glyd_outBuffer ob = { out + produced, (n + 64 - produced < 997 ? n + 64 - produced : 997), 0 };
+            r = glyd_decompressStream(d, &ob, &ib);
+            produced += ob.pos;
+            if (glyd_isError(r) || ++steps > 100000) break;
+            if (ib.pos == ib.size && ob.pos < ob.size) break;
+        }
+        if (!glyd_isError(r) && r == 0 && !(produced == n && memcmp(out, orig, n) == 0)) ok = 0;
+    }
+    free(out);
+    glyd_freeDCtx(d);
+    return ok;
+}

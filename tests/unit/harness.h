@@ -76,6 +76,10 @@ int corpus_files(const char* folder, char** paths, int max);
 uint8_t* test_compress(const uint8_t* src, size_t n, int level, int workers, int segLog, int blockLog,
                        size_t* outSize);
 
+/* Decodes hostile bytes one-shot and streaming: 1 when an error, or
+ * exactly orig[0..n), is all that comes out. */
+int decode_survives(const uint8_t* bytes, size_t size, const uint8_t* orig, size_t n);
+
 /* Deterministic pseudo-random bytes (xorshift), for generated inputs. */
 typedef struct { uint64_t s; } test_rng;
 uint64_t rng_next(test_rng* r);

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * records_compress.c: a row group of a records frame from its text
+ * (docs/FORMAT.md, section 18): the text as one run of blocks, or its log
+ * columns as seven runs (the header and each part with tables of its own),
+ * whichever takes less.
+ */
+#include "frame.h"
+#include "../records/records.h"
+
+/* Texts shorter than this stay text: columns' own header and runs cost
+ * more than they could save. */
+#define COLUMNS_MIN_TEXT 256
+
+size_t glyd_rowGroupCut(const uint8_t* text, size_t n, size_t max)
+{
+    size_t i;
+    if (n <= max) return n;
+    /* a group ends with a whole line where one ends inside the bound */
+    for (i = max; i > 0; i--)
+        if (text[i - 1] == '\n') return i;
+    return max;
+}
+
+void glyd_rowGroupCoderFree(glyd_rowGroupCoder* rc)
+{
+    glyd_free(rc->cols, rc->mem);
+    glyd_free(rc->alt, rc->mem);
+    rc->cols = rc->alt = NULL;
+    rc->colsCap = rc->altCap = 0;
+}
+
+static size_t reserve(glyd_rowGroupCoder* rc, uint8_t** buf, size_t* cap, size_t need)
+{
+    if (*cap >= need) return 0;
+    glyd_free(*buf, rc->mem);
+    *buf = (uint8_t*)glyd_malloc(need, rc->mem);
+    *cap = *buf ? need : 0;
+    RETURN_ERROR_IF(*buf == NULL, memory_allocation, "row group buffer");
+    return 0;
+}
+
+/* The text's log columns coded into rc->alt in fewer than `budget` bytes;
+ * 0 where they would not fit in it (or are refused), else their size. */
+static size_t code_columns(glyd_rowGroupCoder* rc, const uint8_t* text, size_t n, size_t budget)
+{
+    size_t const colMax = glyd_rowGroupColumnsMax(n);
+    size_t pieces[GLYD_LOGCOL_PIECES], cols, pos = 0, op = 0;
+    unsigned k;
+    FORWARD_IF_ERROR(reserve(rc, &rc->cols, &rc->colsCap, colMax));
+    FORWARD_IF_ERROR(reserve(rc, &rc->alt, &rc->altCap, budget));
+    cols = glyd_logToColumns(rc->cols, colMax, text, n);
+    if (cols == GLYD_ERROR(dstSize_tooSmall)) return 0;
+    FORWARD_IF_ERROR(cols);
+    FORWARD_IF_ERROR(glyd_logColumnPieces(rc->cols, cols, pieces));
+    for (k = 0; k < GLYD_LOGCOL_PIECES; k++) {
+        size_t const r = rc->codeRun(rc->coder, rc->alt + op, budget - op, rc->cols + pos, pieces[k]);
+        if (r == GLYD_ERROR(dstSize_tooSmall)) return 0;
+        FORWARD_IF_ERROR(r);
+        op += r;
+        pos += pieces[k];
+    }
+    return op < budget ? op : 0;
+}
+
+size_t glyd_rowGroupCode(glyd_rowGroupCoder* rc, uint8_t* dst, size_t cap, const uint8_t* text, size_t n,
+                         int last)
+{
+    glyd_rowGroupHeader gh;
+    size_t body, cols = 0;
+    RETURN_ERROR_IF(cap < GLYD_ROWGROUP_HEADER_SIZE, dstSize_tooSmall, "row group header");
+    body = rc->codeRun(rc->coder, dst + GLYD_ROWGROUP_HEADER_SIZE, cap - GLYD_ROWGROUP_HEADER_SIZE, text, n);
+    FORWARD_IF_ERROR(body);
+    assert(body <= glyd_rowGroupBodyMax(n));
+    if (n >= COLUMNS_MIN_TEXT) cols = code_columns(rc, text, n, body);
+    FORWARD_IF_ERROR(cols);
+    gh.last = (unsigned)last;
+    gh.kind = GLYD_ROWGROUP_TEXT;
+    gh.textSize = (uint32_t)n;
+    if (cols) {
+        memcpy(dst + GLYD_ROWGROUP_HEADER_SIZE, rc->alt, cols);
+        body = cols;
+        gh.kind = GLYD_ROWGROUP_LOGCOLUMNS;
+    }
+    gh.bodySize = (uint32_t)body;
+    glyd_rowGroupHeaderWrite(dst, gh);
+    return GLYD_ROWGROUP_HEADER_SIZE + body;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * records_decode.c: a row group of a records frame back to its text
+ * (docs/FORMAT.md, section 18): the text's own run of blocks, or the runs
+ * of its log columns joined and rebuilt into lines.
+ */
+#include "frame.h"
+#include "../records/records.h"
+
+void glyd_bufferFree(glyd_buffer* s, glyd_customMem mem)
+{
+    glyd_free(s->buf, mem);
+    s->buf = NULL;
+    s->cap = 0;
+}
+
+static size_t scratch_reserve(glyd_buffer* s, size_t need, glyd_customMem mem)
+{
+    if (s->cap >= need) return 0;
+    glyd_bufferFree(s, mem);
+    s->buf = (uint8_t*)glyd_malloc(need, mem);
+    RETURN_ERROR_IF(s->buf == NULL, memory_allocation, "column buffer");
+    s->cap = need;
+    return 0;
+}
+
+/* One run of blocks that must end inside the body, its content inside
+ * [dst, dstEnd), which bounds it (a run of columns may pass the segment
+ * size that bounds the text); returns its content size. */
+static size_t decode_run(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* dst, uint8_t* dstEnd,
+                         const uint8_t* src, size_t srcSize, size_t* srcUsed)
+{
+    glyd_frameHeader unbounded = *fh;
+    int sawLast;
+    size_t n;
+    unbounded.segmentLog = 0;
+    n = glyd_decodeRun(lz, &unbounded, dst, dstEnd, src, srcSize, srcUsed, &sawLast);
+    if (GLYD_IS_ERROR(n)) {
+        /* the body is whole and the room is what its header promises: a
+         * run that wants more of either is damaged */
+        RETURN_ERROR_IF(n == GLYD_ERROR(dstSize_tooSmall) || n == GLYD_ERROR(srcSize_truncated),
+                        corruption_detected, "run of blocks past its row group");
+        return n;
+    }
+    RETURN_ERROR_IF(!sawLast, corruption_detected, "run of blocks past its row group");
+    return n;
+}
+
+size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const glyd_rowGroupHeader* gh,
+                           const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
+{
+    size_t pos = 0, used, n, filled = 0, runs;
+    RETURN_ERROR_IF(gh->bodySize > glyd_rowGroupBodyMax(gh->textSize), corruption_detected,
+                    "row group body larger than its text allows");
+    if (gh->kind == GLYD_ROWGROUP_TEXT) {
+        n = decode_run(lz, fh, dst, dst + gh->textSize, body, gh->bodySize, &used);
+        FORWARD_IF_ERROR(n);
+        RETURN_ERROR_IF(n != gh->textSize || used != gh->bodySize, corruption_detected,
+                        "row group of another size than its header says");
+        return n;
+    }
+    {
+        size_t const colMax = glyd_rowGroupColumnsMax(gh->textSize);
+        FORWARD_IF_ERROR(scratch_reserve(cols, colMax, mem));
+        for (runs = 0; runs < GLYD_ROWGROUP_RUNS_LOGCOLUMNS; runs++) {
+            n = decode_run(lz, fh, cols->buf + filled, cols->buf + colMax, body + pos, gh->bodySize - pos, &used);
+            FORWARD_IF_ERROR(n);
+            filled += n;
+            pos += used;
+        }
+    }
+    RETURN_ERROR_IF(pos != gh->bodySize, corruption_detected, "row group body with bytes past its runs");
+    n = glyd_logFromColumns(dst, gh->textSize, cols->buf, filled);
+    if (GLYD_IS_ERROR(n)) RETURN_ERROR(corruption_detected, "log columns that do not hold together");
+    RETURN_ERROR_IF(n != gh->textSize, corruption_detected, "log columns of another size than their row group");
+    return n;
+}
