@@ -14,40 +14,73 @@ typedef struct {
     size_t size, pos;
 } reader;
 
-static int read_varint(reader* r, uint64_t* v)
+static inline int read_varint(reader* r, uint64_t* v)
 {
-    size_t const n = glyd_readVarint(r->p + r->pos, r->size - r->pos, v);
+    size_t n;
+    if (r->pos < r->size && r->p[r->pos] < 0x80) {
+        *v = r->p[r->pos++]; /* most values: one byte */
+        return 1;
+    }
+    n = glyd_readVarint(r->p + r->pos, r->size - r->pos, v);
     r->pos += n;
     return n != 0;
 }
 
+/* A piece of a template as the rebuild walks it: a run of literal bytes
+ * (escapes undone), or a variable (GLYD_LOGCOL_INT, _DIGITS, _STRING). */
+enum { PIECE_TEXT = 0 };
+typedef struct {
+    uint32_t kind;
+    uint32_t len;               /* PIECE_TEXT: bytes at text */
+    const uint8_t* text;
+} piece;
+
 /* A template as the lines use it. */
 typedef struct {
-    const uint8_t* bytes;
-    size_t size;
+    const piece* pieces;
+    size_t nbPieces;
     uint64_t nbInts, nbDigits, nbStrings; /* its slots: numbers (runs of digits too), runs, strings */
     uint64_t lines;             /* lines that use it */
     uint64_t firstInt, firstZeros, firstString; /* its values' first index in each part */
     uint64_t seen;              /* lines rebuilt so far */
 } template_use;
 
-/* Checks a template's bytes and counts its slots. */
-static int read_template(template_use* t)
+/* Checks a template's bytes, counts its slots and cuts it into pieces at
+ * *pieces, its literal bytes at *literal (both advanced). */
+static int read_template(template_use* t, const uint8_t* bytes, size_t size, piece** pieces, uint8_t** literal)
 {
+    piece* p = *pieces;
+    uint8_t* lit = *literal;
     size_t i;
-    for (i = 0; i < t->size; i++) {
-        uint8_t const c = t->bytes[i];
-        if (c == GLYD_LOGCOL_ESCAPE) {
-            if (++i == t->size || t->bytes[i] < GLYD_LOGCOL_ESCAPE || t->bytes[i] > GLYD_LOGCOL_STRING) return 0;
-        } else if (c == GLYD_LOGCOL_INT) {
-            t->nbInts++;
-        } else if (c == GLYD_LOGCOL_DIGITS) {
-            t->nbInts++;
-            t->nbDigits++;
-        } else if (c == GLYD_LOGCOL_STRING) {
-            t->nbStrings++;
+    t->pieces = p;
+    for (i = 0; i < size; i++) {
+        uint8_t c = bytes[i];
+        if (c == GLYD_LOGCOL_INT || c == GLYD_LOGCOL_DIGITS || c == GLYD_LOGCOL_STRING) {
+            t->nbInts += c != GLYD_LOGCOL_STRING;
+            t->nbDigits += c == GLYD_LOGCOL_DIGITS;
+            t->nbStrings += c == GLYD_LOGCOL_STRING;
+            p->kind = c;
+            p->len = 0;
+            p->text = NULL;
+            p++;
+            continue;
         }
+        if (c == GLYD_LOGCOL_ESCAPE) {
+            if (++i == size || bytes[i] < GLYD_LOGCOL_ESCAPE || bytes[i] > GLYD_LOGCOL_STRING) return 0;
+            c = bytes[i];
+        }
+        if (p == t->pieces || p[-1].kind != PIECE_TEXT) {
+            p->kind = PIECE_TEXT;
+            p->len = 0;
+            p->text = lit;
+            p++;
+        }
+        p[-1].len++;
+        *lit++ = c;
     }
+    t->nbPieces = (size_t)(p - t->pieces);
+    *pieces = p;
+    *literal = lit;
     return 1;
 }
 
@@ -59,28 +92,61 @@ static int add_product(uint64_t* total, uint64_t a, uint64_t b, uint64_t limit)
     return 1;
 }
 
-/* Decimal text of v (at most 20 bytes), after `zeros` zeros. Returns its
- * size, 0 for a run of digits (zeros given) that is negative or longer
- * than GLYD_LOGCOL_DIGITS_MAX. */
-static size_t format_integer(uint8_t* out, int64_t v, int run, uint64_t zeros)
+static const char kDigitPairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                  "8081828384858687888990919293949596979899";
+
+/* Room format_integer takes: the text ends FORMAT_END bytes in, and 16
+ * more stay readable after it for copy_bytes. */
+#define FORMAT_END (GLYD_LOGCOL_DIGITS_MAX + 22)
+#define FORMAT_ROOM (FORMAT_END + 16)
+
+/* Decimal text of v (at most 20 bytes), after `zeros` zeros, written to
+ * end at buf + FORMAT_END. Returns its start (*len its size), NULL for a
+ * run of digits (zeros given) that is negative or longer than
+ * GLYD_LOGCOL_DIGITS_MAX. */
+static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int run, uint64_t zeros, size_t* len)
 {
-    uint8_t digits[20];
+    uint8_t* const end = buf + FORMAT_END;
+    uint8_t* at = end;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    size_t n = 0, k = 0;
-    do { digits[n++] = (uint8_t)('0' + u % 10); u /= 10; } while (u);
+    for (; u >= 100; u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
+    if (u >= 10) memcpy(at -= 2, kDigitPairs + 2 * u, 2);
+    else *--at = (uint8_t)('0' + u);
     if (run) {
-        if (v < 0 || zeros > GLYD_LOGCOL_DIGITS_MAX - n) return 0;
-        for (; zeros; zeros--) out[k++] = '0';
+        if (v < 0 || zeros > GLYD_LOGCOL_DIGITS_MAX - (uint64_t)(end - at)) return NULL;
+        for (; zeros; zeros--) *--at = '0';
     } else if (v < 0) {
-        out[k++] = '-';
+        *--at = '-';
     }
-    while (n) out[k++] = digits[--n];
-    return k;
+    *len = (size_t)(end - at);
+    return at;
+}
+
+/* Copies len bytes to dst, which has room for `room`, from src, readable
+ * for `readable`. A short copy with 16 bytes to spare both ways moves 16
+ * at a time, writing past len: bytes the rest of the text overwrites. */
+static inline void copy_bytes(uint8_t* dst, size_t room, const uint8_t* src, size_t len, size_t readable)
+{
+    if (len <= 16 && room >= 16 && readable >= 16) {
+        memcpy(dst, src, 16);
+    } else if (len <= 64 && len + 16 <= room && len + 16 <= readable) {
+        size_t i = 0;
+        do {
+            memcpy(dst + i, src + i, 16);
+            i += 16;
+        } while (i < len);
+    } else {
+        memcpy(dst, src, len);
+    }
 }
 
 /* Everything the rebuild reads. */
 typedef struct {
     template_use* templates;
+    piece* pieces;              /* every template's, one after the other */
+    uint8_t* literal;           /* their literal bytes, 16 bytes to spare */
+    const uint8_t* end;         /* of the column set: strings are readable up to it */
     uint64_t nbTemplates;
     uint32_t* lineTemplate;
     uint64_t nbLines;
@@ -93,6 +159,8 @@ typedef struct {
 static void columns_free(columns* c)
 {
     free(c->templates);
+    free(c->pieces);
+    free(c->literal);
     free(c->lineTemplate);
     free(c->ints);
     free(c->zeros);
@@ -103,18 +171,22 @@ static void columns_free(columns* c)
 static size_t read_templates(columns* c, reader r)
 {
     uint64_t k;
+    piece* pieces;
+    uint8_t* literal;
     RETURN_ERROR_IF(c->nbTemplates > r.size || c->nbTemplates > UINT32_MAX, corruption_detected,
                     "more templates than bytes");
+    /* a template's pieces and literal bytes are no more than its bytes */
     c->templates = (template_use*)calloc((size_t)c->nbTemplates + 1, sizeof(template_use));
-    RETURN_ERROR_IF(!c->templates, memory_allocation, "log templates");
+    c->pieces = pieces = (piece*)malloc((r.size + 1) * sizeof(piece));
+    c->literal = literal = (uint8_t*)malloc(r.size + 16);
+    RETURN_ERROR_IF(!c->templates || !pieces || !literal, memory_allocation, "log templates");
     for (k = 0; k < c->nbTemplates; k++) {
         template_use* const t = &c->templates[k];
         uint64_t len;
         RETURN_ERROR_IF(!read_varint(&r, &len) || len > r.size - r.pos, corruption_detected, "template length");
-        t->bytes = r.p + r.pos;
-        t->size = (size_t)len;
+        RETURN_ERROR_IF(!read_template(t, r.p + r.pos, (size_t)len, &pieces, &literal), corruption_detected,
+                        "template bytes");
         r.pos += (size_t)len;
-        RETURN_ERROR_IF(!read_template(t), corruption_detected, "template bytes");
     }
     RETURN_ERROR_IF(r.pos != r.size, corruption_detected, "template bytes left over");
     return 0;
@@ -205,27 +277,29 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
     template_use* const t = &c->templates[c->lineTemplate[i]];
     uint64_t const k = t->seen++;
     uint64_t intSlot = 0, digitSlot = 0, strSlot = 0;
-    size_t n = 0, b;
-    for (b = 0; b < t->size; b++) {
-        uint8_t const x = t->bytes[b];
-        if (x == GLYD_LOGCOL_INT || x == GLYD_LOGCOL_DIGITS) {
-            int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
-            int const run = x == GLYD_LOGCOL_DIGITS;
-            uint64_t const zeros = run ? c->zeros[t->firstZeros + digitSlot++ * t->lines + k] : 0;
-            uint8_t text[GLYD_LOGCOL_DIGITS_MAX + 2];
-            size_t const len = format_integer(text, v, run, zeros);
-            if (!len || len > room - n) return (size_t)-1;
-            memcpy(out + n, text, len);
-            n += len;
-        } else if (x == GLYD_LOGCOL_STRING) {
+    const piece* p;
+    size_t n = 0;
+    for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
+        if (p->kind == PIECE_TEXT) {
+            if (p->len > room - n) return (size_t)-1;
+            copy_bytes(out + n, room - n, p->text, p->len, p->len + 16); /* the store has 16 to spare */
+            n += p->len;
+        } else if (p->kind == GLYD_LOGCOL_STRING) {
             uint64_t const j = t->firstString + strSlot++ * t->lines + k;
-            if (c->strLen[j] > room - n) return (size_t)-1;
-            memcpy(out + n, c->strText[j], (size_t)c->strLen[j]);
-            n += (size_t)c->strLen[j];
+            size_t const len = (size_t)c->strLen[j];
+            if (len > room - n) return (size_t)-1;
+            copy_bytes(out + n, room - n, c->strText[j], len, (size_t)(c->end - c->strText[j]));
+            n += len;
         } else {
-            if (x == GLYD_LOGCOL_ESCAPE) b++;
-            if (n == room) return (size_t)-1;
-            out[n++] = t->bytes[b];
+            int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
+            int const run = p->kind == GLYD_LOGCOL_DIGITS;
+            uint64_t const zeros = run ? c->zeros[t->firstZeros + digitSlot++ * t->lines + k] : 0;
+            uint8_t buf[FORMAT_ROOM];
+            size_t len;
+            const uint8_t* const text = format_integer(buf, v, run, zeros, &len);
+            if (!text || len > room - n) return (size_t)-1;
+            copy_bytes(out + n, room - n, text, len, (size_t)(buf + FORMAT_ROOM - text));
+            n += len;
         }
     }
     return n;
@@ -293,6 +367,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     unsigned s;
     memset(&c, 0, sizeof c);
     FORWARD_IF_ERROR(read_head(&h, src, size));
+    c.end = (const uint8_t*)src + size;
     rebuilt = h.rebuilt;
     c.nbLines = h.nbLines;
     c.nbTemplates = h.nbTemplates;
