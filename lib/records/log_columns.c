@@ -37,8 +37,12 @@ static void buf_put(byte_buf* b, const void* src, size_t n)
     if (buf_reserve(b, n) && n) { memcpy(b->p + b->size, src, n); b->size += n; }
 }
 
-static void buf_varint(byte_buf* b, uint64_t v)
+static inline void buf_varint(byte_buf* b, uint64_t v)
 {
+    if (v < 0x80 && b->size < b->cap) {
+        b->p[b->size++] = (uint8_t)v; /* most values: one byte */
+        return;
+    }
     if (buf_reserve(b, GLYD_VARINT_MAX)) b->size += glyd_writeVarint(b->p + b->size, GLYD_VARINT_MAX, v);
 }
 
@@ -170,35 +174,30 @@ static size_t put_variable(const uint8_t* p, size_t len, uint8_t* tpl, variable*
 }
 
 static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
-static int is_hex_letter(uint8_t c) { return (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
 
-/* Whether token [p, q) reads as hexadecimal: "0x" and hex digits, or hex
- * letters between two decimal digits (ids, hashes, UUIDs). Splitting those
- * at their digits would make a template of each. */
-static int looks_hex(const uint8_t* p, const uint8_t* q)
-{
-    const uint8_t* r;
-    if (q - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) return 1;
-    for (r = p; r < q; r++) {
-        if (is_digit(*r) && r + 1 < q && is_hex_letter(r[1])) {
-            const uint8_t* e = r + 1;
-            while (e < q && is_hex_letter(*e)) e++;
-            if (e < q && is_digit(*e)) return 1;
-        }
-    }
-    return 0;
-}
-
-/* Whether token [p, q) has letters (or bytes beyond ASCII): names such as
- * "R02-M1-NE-C", "core.45943" or "kernel32.dll" stay one string, as
- * splitting them measured worse; digits among punctuation only (dates,
- * times, addresses, decimals) split into their runs. */
-static int has_letters(const uint8_t* p, const uint8_t* q)
-{
-    for (; p < q; p++)
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p >= 0x80) return 1;
-    return 0;
-}
+/* A byte's class: a digit, or a letter (or a byte beyond ASCII), or else.
+ * Tokens with letters ("R02-M1-NE-C", "core.45943", "kernel32.dll",
+ * hexadecimal ids) stay one string, as splitting them measured worse;
+ * digits among punctuation only (dates, times, addresses, decimals) split
+ * into their runs. */
+enum { CLASS_DIGIT = 1, CLASS_LETTER = 2 };
+static const uint8_t kClass[256] = /* 1 for a digit, 2 for a letter or a byte beyond ASCII */
+    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+    "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0"
+    "\1\1\1\1\1\1\1\1\1\1\0\0\0\0\0\0"
+    "\0\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\0\0\0\0\0"
+    "\0\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\0\0\0\0\0"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2"
+    "\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2\2";
 
 /* Digit runs a token may be split into; more, and it stays one string. */
 #define TOKEN_RUNS_MAX 8
@@ -207,9 +206,9 @@ static int has_letters(const uint8_t* p, const uint8_t* q)
  * variables (appended to vars), its tokens as split says and varies (NULL:
  * none) marks; returns the template's size. A word is a variable where it
  * varies. A token with digits is one variable if it is a number, has
- * letters, looks hexadecimal or has many runs of digits; else each run of
- * digits in it is a variable and the punctuation between them stays in the
- * template ("2015-10-18", "10.251.35.1", "0.2477829"). */
+ * letters or has many runs of digits; else each run of digits in it is a
+ * variable and the punctuation between them stays in the template
+ * ("2015-10-18", "10.251.35.1", "0.2477829"). */
 static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const uint8_t* end, const uint8_t* varies,
                          uint8_t* tpl, variable* vars, size_t* nbVars)
 {
@@ -218,16 +217,22 @@ static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const ui
         const uint8_t* q;
         const uint8_t* c;
         size_t runs = 0;
+        unsigned classes = 0, previous = 0;
         int64_t value;
         if (split->delimiter[*p]) { tpl[n++] = *p++; continue; }
         q = glyd_logTokenEnd(split, p, end);
-        for (c = p; c < q; c++) runs += is_digit(*c) && (c == p || !is_digit(c[-1]));
+        for (c = p; c < q; c++) {
+            unsigned const k = kClass[*c];
+            runs += k & ~previous & CLASS_DIGIT;
+            classes |= k;
+            previous = k;
+        }
         if (!runs && !(varies && varies[token])) {
             n += put_literal(p, q, tpl + n);
         } else if (!runs) {
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if (runs > TOKEN_RUNS_MAX || as_integer(p, (size_t)(q - p), &value) || looks_hex(p, q) ||
-                   has_letters(p, q)) {
+        } else if ((classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX ||
+                   (runs == 1 && as_integer(p, (size_t)(q - p), &value))) {
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
         } else {
             while (p < q) {

@@ -31,8 +31,10 @@ struct glyd_logShapes_s {
     size_t positions, positionCap;
 };
 
-/* The line's delimiters in order, tokens marked, hashed; its token count. */
-static uint64_t skeleton(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end, size_t* tokens)
+/* The line's delimiters in order, tokens marked, hashed; its token count.
+ * The first `cap` tokens' starts and ends go to bounds, two by two. */
+static uint64_t skeleton(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end, size_t* tokens,
+                         const uint8_t** bounds, size_t cap)
 {
     uint64_t h = 0x9E3779B97F4A7C15ULL;
     size_t n = 0;
@@ -41,7 +43,12 @@ static uint64_t skeleton(const glyd_logTokens* t, const uint8_t* p, const uint8_
             h = (h ^ *p) * 0x100000001B3ULL;
             p++;
         } else {
+            const uint8_t* const start = p;
             p = glyd_logTokenEnd(t, p, end);
+            if (n < cap) {
+                bounds[2 * n] = start;
+                bounds[2 * n + 1] = p;
+            }
             h = (h ^ 0x100) * 0x100000001B3ULL;
             n++;
         }
@@ -140,37 +147,48 @@ glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src,
     const uint8_t* const end = src + size;
     const uint8_t* p = src;
     glyd_logShapes* const s = (glyd_logShapes*)calloc(1, sizeof(glyd_logShapes));
-    size_t line = 0;
+    const uint8_t** bounds = NULL; /* the line's tokens, from its skeleton */
+    size_t boundsCap = 256, line = 0;
     if (!s) return NULL;
     s->lineShape = (uint32_t*)malloc(lines * sizeof(uint32_t) + 1);
-    if (!s->lineShape) { glyd_logShapesFree(s); return NULL; }
+    bounds = (const uint8_t**)malloc(2 * boundsCap * sizeof(*bounds));
+    if (!s->lineShape || !bounds) goto failed;
     for (; p < end && line < lines; line++) {
         const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
         const uint8_t* const stop = nl ? nl : end;
-        size_t tokens, k = 0;
-        uint64_t const key = skeleton(t, p, stop, &tokens);
-        shape* const sh = find_or_add(s, key, tokens);
-        const uint8_t* q = p;
-        if (!sh) { glyd_logShapesFree(s); return NULL; }
+        size_t tokens, k;
+        uint64_t key = skeleton(t, p, stop, &tokens, bounds, boundsCap);
+        shape* sh;
+        if (tokens > boundsCap) {
+            const uint8_t** const grown = (const uint8_t**)realloc(bounds, 2 * tokens * sizeof(*bounds));
+            if (!grown) goto failed;
+            bounds = grown;
+            boundsCap = tokens;
+            key = skeleton(t, p, stop, &tokens, bounds, boundsCap);
+        }
+        sh = find_or_add(s, key, tokens);
+        if (!sh) goto failed;
         s->lineShape[line] = (uint32_t)(sh - s->shapes);
-        while (q < stop) {
-            const uint8_t* r;
-            if (t->delimiter[*q]) { q++; continue; }
-            r = glyd_logTokenEnd(t, q, stop);
+        for (k = 0; k < tokens; k++) {
+            const uint8_t* const q = bounds[2 * k];
+            size_t const len = (size_t)(bounds[2 * k + 1] - q);
+            size_t const at = sh->first + k;
             if (!sh->lines) {
-                s->value[sh->first + k] = q;
-                s->length[sh->first + k] = (size_t)(r - q);
-            } else if (!s->varies[sh->first + k] &&
-                       (s->length[sh->first + k] != (size_t)(r - q) || memcmp(s->value[sh->first + k], q, (size_t)(r - q)))) {
-                s->varies[sh->first + k] = 1;
+                s->value[at] = q;
+                s->length[at] = len;
+            } else if (!s->varies[at] && (s->length[at] != len || memcmp(s->value[at], q, len))) {
+                s->varies[at] = 1;
             }
-            k++;
-            q = r;
         }
         sh->lines++;
         p = nl ? nl + 1 : end;
     }
+    free(bounds);
     return s;
+failed:
+    free(bounds);
+    glyd_logShapesFree(s);
+    return NULL;
 }
 
 const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, size_t line)
