@@ -50,8 +50,9 @@ static inline void buf_varint(byte_buf* b, uint64_t v)
 typedef struct {
     const uint8_t* text; /* a string's bytes */
     uint64_t len;
-    int64_t value;       /* an integer's, a run of digits' */
-    uint64_t zeros;      /* a run of digits' leading zeros */
+    int64_t value;       /* an integer's, a run of digits', a decimal's digits as one integer */
+    uint64_t zeros;      /* a run of digits' or a decimal's leading zeros */
+    uint64_t fraction;   /* a decimal's digits after its point */
 } variable;
 
 /* The templates seen, by their bytes (open addressing). */
@@ -115,6 +116,8 @@ static size_t set_find(template_set* s, const uint8_t* t, size_t n)
     return s->count++;
 }
 
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
 /* An integer token: -?(0|[1-9][0-9]{0,17}), "-0" excepted. */
 static int as_integer(const uint8_t* t, size_t n, int64_t* v)
 {
@@ -146,12 +149,45 @@ static int as_digits(const uint8_t* t, size_t n, int64_t* v, uint64_t* zeros)
     return 1;
 }
 
+/* A number as a decimal: -?[0-9]+(\.[0-9]+)?, at most
+ * GLYD_LOGCOL_DECIMAL_DIGITS digits each side of the point besides leading
+ * zeros, "-0" and "-0.0" excepted (a sign their value cannot keep). Its
+ * value is its digits as one integer, signed ("-007.50": -750, 2 zeros, a
+ * fraction of 2 digits). */
+static int as_decimal(const uint8_t* t, size_t n, variable* v)
+{
+    size_t const neg = t[0] == '-';
+    size_t i = neg, z = 0, digits = 0, fraction = 0;
+    int64_t x = 0;
+    while (i + 1 < n && t[i] == '0' && is_digit(t[i + 1])) { z++; i++; }
+    for (; i < n && is_digit(t[i]); i++, digits++) {
+        if (digits == GLYD_LOGCOL_DECIMAL_DIGITS) return 0;
+        x = 10 * x + (t[i] - '0');
+    }
+    if (digits == 0 || z > GLYD_LOGCOL_DIGITS_MAX) return 0;
+    if (i < n) {
+        if (t[i] != '.') return 0;
+        for (i++; i < n && is_digit(t[i]); i++, fraction++) {
+            if (fraction == GLYD_LOGCOL_DECIMAL_DIGITS) return 0;
+            x = 10 * x + (t[i] - '0');
+        }
+        if (i != n || fraction == 0) return 0;
+    }
+    if (neg && x == 0) return 0;
+    v->text = t;
+    v->len = n;
+    v->value = neg ? -x : x;
+    v->zeros = z;
+    v->fraction = fraction;
+    return 1;
+}
+
 /* Bytes of a token that the template keeps as they are. */
 static size_t put_literal(const uint8_t* p, const uint8_t* q, uint8_t* tpl)
 {
     size_t n = 0;
     for (; p < q; p++) {
-        if (*p >= GLYD_LOGCOL_ESCAPE && *p <= GLYD_LOGCOL_STRING) tpl[n++] = GLYD_LOGCOL_ESCAPE;
+        if (*p >= GLYD_LOGCOL_ESCAPE && *p <= GLYD_LOGCOL_DECIMAL) tpl[n++] = GLYD_LOGCOL_ESCAPE;
         tpl[n++] = *p;
     }
     return n;
@@ -167,13 +203,22 @@ static size_t put_variable(const uint8_t* p, size_t len, uint8_t* tpl, variable*
     v->len = len;
     v->value = 0;
     v->zeros = 0;
+    v->fraction = 0;
     if (as_digits(p, len, &v->value, &v->zeros)) tpl[0] = GLYD_LOGCOL_DIGITS;
     else if (as_integer(p, len, &v->value)) tpl[0] = GLYD_LOGCOL_INT;
     else tpl[0] = GLYD_LOGCOL_STRING;
     return 1;
 }
 
-static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+/* A number [p, p + len) as a variable: a decimal where it can be one (an
+ * integer too, so that a column of both keeps one template), else as
+ * put_variable has it. Returns the placeholder's size. */
+static size_t put_number(const uint8_t* p, size_t len, uint8_t* tpl, variable* v)
+{
+    if (!as_decimal(p, len, v)) return put_variable(p, len, tpl, v);
+    tpl[0] = GLYD_LOGCOL_DECIMAL;
+    return 1;
+}
 
 /* A byte's class: a digit, or a letter (or a byte beyond ASCII), or else.
  * Tokens with letters ("R02-M1-NE-C", "core.45943", "kernel32.dll",
@@ -231,15 +276,17 @@ static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const ui
             n += put_literal(p, q, tpl + n);
         } else if (!runs) {
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if ((classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX ||
-                   (runs == 1 && as_integer(p, (size_t)(q - p), &value))) {
+        } else if ((classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX) {
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
+        } else if ((runs == 1 && as_integer(p, (size_t)(q - p), &value)) ||
+                   (runs == 2 && as_decimal(p, (size_t)(q - p), &vars[*nbVars]))) {
+            n += put_number(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
         } else {
             while (p < q) {
                 const uint8_t* r = p;
                 if (is_digit(*p)) {
                     while (r < q && is_digit(*r)) r++;
-                    n += put_variable(p, (size_t)(r - p), tpl + n, &vars[(*nbVars)++]);
+                    n += put_number(p, (size_t)(r - p), tpl + n, &vars[(*nbVars)++]);
                 } else {
                     while (r < q && !is_digit(*r)) r++;
                     n += put_literal(p, r, tpl + n);
@@ -260,7 +307,7 @@ static size_t template_kinds(const uint8_t* t, size_t n, uint8_t* kinds)
     size_t i, k = 0;
     for (i = 0; i < n; i++) {
         if (t[i] == GLYD_LOGCOL_ESCAPE) i++;
-        else if (t[i] >= GLYD_LOGCOL_INT && t[i] <= GLYD_LOGCOL_STRING) kinds[k++] = t[i];
+        else if (t[i] >= GLYD_LOGCOL_INT && t[i] <= GLYD_LOGCOL_DECIMAL) kinds[k++] = t[i];
     }
     return k;
 }
@@ -358,17 +405,119 @@ static size_t recent_use(recent_values* r, const variable* v)
     return hit;
 }
 
+static const int64_t kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS + 1] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
+                                                                  10000000, 100000000, 1000000000 };
+
 /* The variables, by template, slot and line: integers and runs of digits
  * as zigzag deltas from the slot's previous value into ints, the runs'
  * leading zeros into zeros, strings as their rank among the slot's recent
- * values into refs, and a new one's length and bytes into strs. */
+ * values into refs, and a new one's length and bytes into strs. A
+ * decimal slot's values go to ints scaled to its longest fraction, as
+ * deltas from its base: the slot's previous value, or the value of a
+ * number k slots before it on the same line (x and y of a point), the
+ * cheapest; zeros get the scale and base first (as one number), then each
+ * value's leading zeros and (for a scale above 0) the digits it drops from
+ * that scale, as one number. */
+#define BASE_REACH 3
+#define BASE_LINES_MIN 256
+
+static uint64_t zigzag(uint64_t d) { return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63); }
+
+/* Bits the deltas of values[0..n) from bases[0..n) (NULL: from each
+ * previous value) take, their zigzag forms' lengths: a cost that follows
+ * what the entropy coder makes of them better than their varints' bytes. */
+static uint64_t delta_bits(const int64_t* values, const int64_t* bases, size_t n)
+{
+    uint64_t total = 0, previous = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        uint64_t const d = zigzag((uint64_t)values[i] - (bases ? (uint64_t)bases[i] : previous));
+        total += glyd_highbit64(d | 1) + 1;
+        previous = (uint64_t)values[i];
+    }
+    return total;
+}
+
+/* A template's number slots' values (scaled for decimals), slot by slot. */
+typedef struct {
+    int64_t* values;
+    size_t cap;
+} number_slots;
+
+static int write_template(const log_split* s, const size_t* lines, size_t nbLines, const uint8_t* kinds,
+                          size_t nbSlots, number_slots* ns, byte_buf* ints, byte_buf* zeros, byte_buf* refs,
+                          byte_buf* strs)
+{
+    size_t slot, i, number = 0;
+    if (nbSlots * nbLines > ns->cap) {
+        free(ns->values);
+        ns->cap = nbSlots * nbLines;
+        ns->values = (int64_t*)malloc(ns->cap * sizeof(int64_t) + 1);
+        if (!ns->values) return 0;
+    }
+    for (slot = 0; slot < nbSlots; slot++) {
+        if (kinds[slot] == GLYD_LOGCOL_STRING) {
+            recent_values recent;
+            recent.count = 0;
+            for (i = 0; i < nbLines; i++) {
+                const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
+                size_t const rank = recent_use(&recent, v);
+                buf_varint(refs, rank);
+                if (!rank) {
+                    buf_varint(strs, v->len);
+                    buf_put(strs, v->text, (size_t)v->len);
+                }
+            }
+            continue;
+        }
+        {
+            int64_t* const values = ns->values + number * nbLines;
+            uint64_t scale = 0, base = 0;
+            if (kinds[slot] == GLYD_LOGCOL_DECIMAL) {
+                uint64_t best, k;
+                for (i = 0; i < nbLines; i++) scale = GLYD_MAX(scale, s->vars[s->firstVar[lines[i]] + slot].fraction);
+                for (i = 0; i < nbLines; i++) {
+                    const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
+                    values[i] = v->value * kPowers10[scale - v->fraction];
+                }
+                /* another slot only where it saves a good share of many lines */
+                best = delta_bits(values, NULL, nbLines);
+                best -= best / 4;
+                for (k = 1; k <= BASE_REACH && k <= number && nbLines >= BASE_LINES_MIN; k++) {
+                    uint64_t const cost = delta_bits(values, values - k * nbLines, nbLines);
+                    if (cost < best) best = cost, base = k;
+                }
+                buf_varint(zeros, base * (GLYD_LOGCOL_DECIMAL_DIGITS + 1) + scale);
+                for (i = 0; i < nbLines; i++) {
+                    const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
+                    buf_varint(zeros, scale ? v->zeros * (scale + 1) + (scale - v->fraction) : v->zeros);
+                }
+            } else {
+                for (i = 0; i < nbLines; i++) {
+                    const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
+                    values[i] = v->value;
+                    if (kinds[slot] == GLYD_LOGCOL_DIGITS) buf_varint(zeros, v->zeros);
+                }
+            }
+            for (i = 0; i < nbLines; i++) {
+                uint64_t const from = base ? (uint64_t)values[i - base * nbLines] : i ? (uint64_t)values[i - 1] : 0;
+                buf_varint(ints, zigzag((uint64_t)values[i] - from));
+            }
+            number++;
+        }
+    }
+    return 1;
+}
+
 static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros, byte_buf* refs, byte_buf* strs)
 {
     size_t const nbT = s->set.count;
     size_t* const first = (size_t*)calloc(nbT + 1, sizeof(size_t));
     size_t* const order = (size_t*)malloc((s->nbLines + 1) * sizeof(size_t));
+    number_slots ns = { NULL, 0 };
     uint8_t* kinds = NULL;
     size_t t, i, longest = 0;
+    int ok = 1;
     if (!first || !order) { free(first); free(order); RETURN_ERROR(memory_allocation, "log columns"); }
     /* the lines of each template, in order */
     for (i = 0; i < s->nbLines; i++) first[s->lineTemplate[i] + 1]++;
@@ -379,36 +528,18 @@ static size_t write_columns(const log_split* s, byte_buf* ints, byte_buf* zeros,
     for (t = 0; t < nbT; t++) longest = GLYD_MAX(longest, s->set.start[t + 1] - s->set.start[t]);
     kinds = (uint8_t*)malloc(longest + 1);
     if (!kinds) { free(first); free(order); RETURN_ERROR(memory_allocation, "log columns"); }
-    for (t = 0; t < nbT; t++) {
+    for (t = 0; t < nbT && ok; t++) {
         size_t const nbSlots =
             template_kinds(s->set.bytes.p + s->set.start[t], s->set.start[t + 1] - s->set.start[t], kinds);
-        size_t slot;
-        for (slot = 0; slot < nbSlots; slot++) {
-            int64_t previous = 0;
-            recent_values recent;
-            recent.count = 0;
-            for (i = first[t]; i < first[t + 1]; i++) {
-                const variable* const v = &s->vars[s->firstVar[order[i]] + slot];
-                if (kinds[slot] != GLYD_LOGCOL_STRING) {
-                    uint64_t const d = (uint64_t)v->value - (uint64_t)previous;
-                    buf_varint(ints, (d << 1) ^ (uint64_t)-(int64_t)(d >> 63));
-                    previous = v->value;
-                    if (kinds[slot] == GLYD_LOGCOL_DIGITS) buf_varint(zeros, v->zeros);
-                } else {
-                    size_t const rank = recent_use(&recent, v);
-                    buf_varint(refs, rank);
-                    if (!rank) {
-                        buf_varint(strs, v->len);
-                        buf_put(strs, v->text, (size_t)v->len);
-                    }
-                }
-            }
-        }
+        ok = write_template(s, order + first[t], first[t + 1] - first[t], kinds, nbSlots, &ns, ints, zeros, refs,
+                            strs);
     }
     free(first);
     free(order);
     free(kinds);
-    RETURN_ERROR_IF(ints->failed || zeros->failed || refs->failed || strs->failed, memory_allocation, "log columns");
+    free(ns.values);
+    RETURN_ERROR_IF(!ok || ints->failed || zeros->failed || refs->failed || strs->failed, memory_allocation,
+                    "log columns");
     return 0;
 }
 

@@ -39,15 +39,19 @@ typedef struct {
 typedef struct {
     const piece* pieces;
     size_t nbPieces;
-    uint64_t nbInts, nbDigits, nbStrings; /* its slots: numbers (runs of digits too), runs, strings */
+    uint64_t nbInts, nbDigits, nbStrings; /* its slots: numbers (runs of digits and decimals too), runs, strings */
+    uint64_t nbDecimals;
     uint64_t lines;             /* lines that use it */
     uint64_t firstInt, firstZeros, firstString; /* its values' first index in each part */
+    uint64_t firstScale;        /* its decimal slots' first in the scales */
     uint64_t seen;              /* lines rebuilt so far */
 } template_use;
 
 /* Checks a template's bytes, counts its slots and cuts it into pieces at
- * *pieces, its literal bytes at *literal (both advanced). */
-static int read_template(template_use* t, const uint8_t* bytes, size_t size, piece** pieces, uint8_t** literal)
+ * *pieces, its literal bytes at *literal (both advanced). `last` is the
+ * last placeholder of the columns' version. */
+static int read_template(template_use* t, const uint8_t* bytes, size_t size, uint8_t last, piece** pieces,
+                         uint8_t** literal)
 {
     piece* p = *pieces;
     uint8_t* lit = *literal;
@@ -55,10 +59,11 @@ static int read_template(template_use* t, const uint8_t* bytes, size_t size, pie
     t->pieces = p;
     for (i = 0; i < size; i++) {
         uint8_t c = bytes[i];
-        if (c == GLYD_LOGCOL_INT || c == GLYD_LOGCOL_DIGITS || c == GLYD_LOGCOL_STRING) {
+        if (c > GLYD_LOGCOL_ESCAPE && c <= last) {
             t->nbInts += c != GLYD_LOGCOL_STRING;
             t->nbDigits += c == GLYD_LOGCOL_DIGITS;
             t->nbStrings += c == GLYD_LOGCOL_STRING;
+            t->nbDecimals += c == GLYD_LOGCOL_DECIMAL;
             p->kind = c;
             p->len = 0;
             p->text = NULL;
@@ -66,7 +71,7 @@ static int read_template(template_use* t, const uint8_t* bytes, size_t size, pie
             continue;
         }
         if (c == GLYD_LOGCOL_ESCAPE) {
-            if (++i == size || bytes[i] < GLYD_LOGCOL_ESCAPE || bytes[i] > GLYD_LOGCOL_STRING) return 0;
+            if (++i == size || bytes[i] < GLYD_LOGCOL_ESCAPE || bytes[i] > last) return 0;
             c = bytes[i];
         }
         if (p == t->pieces || p[-1].kind != PIECE_TEXT) {
@@ -123,6 +128,34 @@ static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int ru
     return at;
 }
 
+static const uint64_t kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS + 1] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
+                                                                   10000000, 100000000, 1000000000 };
+
+/* A decimal's text: v at `scale` digits after the point, less the `drop`
+ * last (zeros; all of them: no point), after `zeros` zeros, ending at
+ * buf + FORMAT_END. Returns its start (*len its size), NULL for a value
+ * the encoder cannot have written: its integer part over
+ * GLYD_LOGCOL_DECIMAL_DIGITS digits, or dropped digits that are not zeros. */
+static const uint8_t* format_decimal(uint8_t buf[FORMAT_ROOM], int64_t v, uint64_t scale, uint64_t zeros,
+                                     uint64_t drop, size_t* len)
+{
+    uint8_t* const end = buf + FORMAT_END;
+    uint8_t* at = end;
+    uint64_t const u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    uint64_t const unit = kPowers10[scale];
+    uint64_t whole = u / unit, fraction = (u % unit);
+    uint64_t k;
+    if (whole >= kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS] || fraction % kPowers10[drop]) return NULL;
+    fraction /= kPowers10[drop];
+    for (k = drop; k < scale; k++, fraction /= 10) *--at = (uint8_t)('0' + fraction % 10);
+    if (drop < scale) *--at = '.';
+    do { *--at = (uint8_t)('0' + whole % 10); whole /= 10; } while (whole);
+    for (; zeros; zeros--) *--at = '0';
+    if (v < 0) *--at = '-';
+    *len = (size_t)(end - at);
+    return at;
+}
+
 /* Copies len bytes to dst, which has room for `room`, from src, readable
  * for `readable`. A short copy with 16 bytes to spare both ways moves 16
  * at a time, writing past len: bytes the rest of the text overwrites. */
@@ -143,6 +176,7 @@ static inline void copy_bytes(uint8_t* dst, size_t room, const uint8_t* src, siz
 
 /* Everything the rebuild reads. */
 typedef struct {
+    uint8_t last;               /* the last placeholder of the columns' version */
     template_use* templates;
     piece* pieces;              /* every template's, one after the other */
     uint8_t* literal;           /* their literal bytes, 16 bytes to spare */
@@ -151,7 +185,8 @@ typedef struct {
     uint32_t* lineTemplate;
     uint64_t nbLines;
     int64_t* ints;
-    uint64_t* zeros;
+    uint64_t* zeros;            /* a decimal's: its leading zeros << 8 | the digits it drops */
+    uint64_t* scales;           /* per decimal slot, its fraction's digits */
     const uint8_t** strText;
     uint64_t* strLen;
 } columns;
@@ -164,6 +199,7 @@ static void columns_free(columns* c)
     free(c->lineTemplate);
     free(c->ints);
     free(c->zeros);
+    free(c->scales);
     free(c->strText);
     free(c->strLen);
 }
@@ -184,8 +220,8 @@ static size_t read_templates(columns* c, reader r)
         template_use* const t = &c->templates[k];
         uint64_t len;
         RETURN_ERROR_IF(!read_varint(&r, &len) || len > r.size - r.pos, corruption_detected, "template length");
-        RETURN_ERROR_IF(!read_template(t, r.p + r.pos, (size_t)len, &pieces, &literal), corruption_detected,
-                        "template bytes");
+        RETURN_ERROR_IF(!read_template(t, r.p + r.pos, (size_t)len, c->last, &pieces, &literal),
+                        corruption_detected, "template bytes");
         r.pos += (size_t)len;
     }
     RETURN_ERROR_IF(r.pos != r.size, corruption_detected, "template bytes left over");
@@ -208,39 +244,84 @@ static size_t read_lines(columns* c, reader r)
     return 0;
 }
 
+/* A decimal slot's zeros: its scale and base (packed in *scale as
+ * base << 8 | scale; the base at most `number`, the number slots before
+ * it), then each value's leading zeros and (for a scale above 0) the
+ * digits it drops from that scale, as one number (unpacked to lz << 8 |
+ * drop). */
+static size_t read_decimal_zeros(reader* rz, uint64_t lines, uint64_t number, uint64_t* scale, uint64_t* zeros)
+{
+    uint64_t n, sc, base;
+    RETURN_ERROR_IF(!read_varint(rz, &sc), corruption_detected, "decimal scale");
+    base = sc / (GLYD_LOGCOL_DECIMAL_DIGITS + 1);
+    sc %= GLYD_LOGCOL_DECIMAL_DIGITS + 1;
+    RETURN_ERROR_IF(base > number, corruption_detected, "decimal base");
+    *scale = base << 8 | sc;
+    for (n = 0; n < lines; n++) {
+        uint64_t v;
+        RETURN_ERROR_IF(!read_varint(rz, &v) || v / (sc + 1) > GLYD_LOGCOL_DIGITS_MAX, corruption_detected,
+                        "decimal zeros");
+        zeros[n] = sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8;
+    }
+    return 0;
+}
+
 /* The value parts, by template, slot and line, as the encoder wrote them. */
 static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs)
 {
-    uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, k, slot, n, i = 0, z = 0, j = 0;
+    uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, nbScales = 0, k, slot, n, i = 0, z = 0, j = 0, sc = 0;
     for (k = 0; k < c->nbTemplates; k++) {
         template_use* const t = &c->templates[k];
         t->firstInt = nbInts;
         t->firstZeros = nbZeros;
         t->firstString = nbStrings;
+        t->firstScale = nbScales;
         /* each value takes a byte at least */
         RETURN_ERROR_IF(!add_product(&nbInts, t->nbInts, t->lines, ri.size), corruption_detected, "integer count");
-        RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits, t->lines, rz.size), corruption_detected, "zeros count");
+        RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits + t->nbDecimals, t->lines, rz.size), corruption_detected,
+                        "zeros count");
         RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rr.size), corruption_detected,
                         "string count");
+        RETURN_ERROR_IF(!add_product(&nbScales, t->nbDecimals, 1, rz.size), corruption_detected, "scale count");
     }
     c->ints = (int64_t*)malloc((size_t)nbInts * sizeof(int64_t) + 1);
     c->zeros = (uint64_t*)malloc((size_t)nbZeros * sizeof(uint64_t) + 1);
+    c->scales = (uint64_t*)malloc((size_t)nbScales * sizeof(uint64_t) + 1);
     c->strText = (const uint8_t**)malloc((size_t)nbStrings * sizeof(uint8_t*) + 1);
     c->strLen = (uint64_t*)malloc((size_t)nbStrings * sizeof(uint64_t) + 1);
-    RETURN_ERROR_IF(!c->ints || !c->zeros || !c->strText || !c->strLen, memory_allocation, "log columns");
+    RETURN_ERROR_IF(!c->ints || !c->zeros || !c->scales || !c->strText || !c->strLen, memory_allocation,
+                    "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
         const template_use* const t = &c->templates[k];
-        for (slot = 0; slot < t->nbInts; slot++) {
-            uint64_t previous = 0;
-            for (n = 0; n < t->lines; n++, i++) {
+        const piece* p;
+        uint64_t number = 0, decimal = 0;
+        /* zeros first, slot by slot (runs of digits and decimals in template
+         * order): a decimal slot's base says how its integers are coded */
+        for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
+            if (p->kind == GLYD_LOGCOL_DIGITS) {
+                for (n = 0; n < t->lines; n++, z++)
+                    RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
+            } else if (p->kind == GLYD_LOGCOL_DECIMAL) {
+                FORWARD_IF_ERROR(read_decimal_zeros(&rz, t->lines, number, &c->scales[sc++], &c->zeros[z]));
+                z += t->lines;
+            }
+            number += p->kind != PIECE_TEXT && p->kind != GLYD_LOGCOL_STRING;
+        }
+        for (p = t->pieces, slot = 0; p < t->pieces + t->nbPieces; p++) {
+            uint64_t previous = 0, base = 0;
+            int64_t* const values = c->ints + t->firstInt + slot * t->lines;
+            if (p->kind == PIECE_TEXT || p->kind == GLYD_LOGCOL_STRING) continue;
+            if (p->kind == GLYD_LOGCOL_DECIMAL) base = c->scales[t->firstScale + decimal++] >> 8;
+            for (n = 0; n < t->lines; n++) {
                 uint64_t d;
                 RETURN_ERROR_IF(!read_varint(&ri, &d), corruption_detected, "integer column");
+                if (base) previous = (uint64_t)values[(int64_t)n - (int64_t)(base * t->lines)];
                 previous += (d >> 1) ^ (0 - (d & 1));
-                c->ints[i] = (int64_t)previous;
+                values[n] = (int64_t)previous;
             }
+            slot++;
         }
-        for (n = 0; n < t->nbDigits * t->lines; n++, z++)
-            RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
+        i += t->nbInts * t->lines;
         for (slot = 0; slot < t->nbStrings; slot++) {
             /* the slot's recent values, by their index j, the most recent first */
             uint64_t recent[GLYD_LOGCOL_RECENT], nbRecent = 0;
@@ -276,7 +357,7 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
 {
     template_use* const t = &c->templates[c->lineTemplate[i]];
     uint64_t const k = t->seen++;
-    uint64_t intSlot = 0, digitSlot = 0, strSlot = 0;
+    uint64_t intSlot = 0, zeroSlot = 0, strSlot = 0, scaleSlot = 0;
     const piece* p;
     size_t n = 0;
     for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
@@ -292,11 +373,13 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
             n += len;
         } else {
             int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
-            int const run = p->kind == GLYD_LOGCOL_DIGITS;
-            uint64_t const zeros = run ? c->zeros[t->firstZeros + digitSlot++ * t->lines + k] : 0;
+            uint64_t const zeros = p->kind == GLYD_LOGCOL_INT ? 0 : c->zeros[t->firstZeros + zeroSlot++ * t->lines + k];
             uint8_t buf[FORMAT_ROOM];
             size_t len;
-            const uint8_t* const text = format_integer(buf, v, run, zeros, &len);
+            const uint8_t* const text =
+                p->kind == GLYD_LOGCOL_DECIMAL
+                    ? format_decimal(buf, v, c->scales[t->firstScale + scaleSlot++] & 0xFF, zeros >> 8, zeros & 0xFF, &len)
+                    : format_integer(buf, v, p->kind == GLYD_LOGCOL_DIGITS, zeros, &len);
             if (!text || len > room - n) return (size_t)-1;
             copy_bytes(out + n, room - n, text, len, (size_t)(buf + FORMAT_ROOM - text));
             n += len;
@@ -309,7 +392,8 @@ size_t glyd_logRebuiltSize(const void* src, size_t size)
 {
     reader r = { (const uint8_t*)src, size, 0 };
     uint64_t n;
-    RETURN_ERROR_IF(size < 1 || r.p[0] != GLYD_LOGCOL_VERSION, corruption_detected, "log columns version");
+    RETURN_ERROR_IF(size < 1 || r.p[0] < 1 || r.p[0] > GLYD_LOGCOL_VERSION, corruption_detected,
+                    "log columns version");
     r.pos = 1;
     RETURN_ERROR_IF(!read_varint(&r, &n) || n > (uint64_t)(SIZE_MAX / 2), corruption_detected, "log columns size");
     return (size_t)n;
@@ -368,6 +452,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     memset(&c, 0, sizeof c);
     FORWARD_IF_ERROR(read_head(&h, src, size));
     c.end = (const uint8_t*)src + size;
+    c.last = ((const uint8_t*)src)[0] >= 2 ? GLYD_LOGCOL_DECIMAL : GLYD_LOGCOL_STRING;
     rebuilt = h.rebuilt;
     c.nbLines = h.nbLines;
     c.nbTemplates = h.nbTemplates;

@@ -10,13 +10,15 @@
  * delimiters); a token holding a decimal digit, or a word where lines of
  * the same shape differ, is a variable and the rest of the line its
  * template (the static text, CLP's "log type"). Variables are typed:
- * integers, runs of digits (a value and its leading zeros) and other
- * strings. A token whose digits sit among punctuation only (dates, times,
- * addresses, decimals) is split into its runs of digits, the punctuation
- * kept in the template. The output holds the templates once, each line's
+ * numbers (integers and decimals, a value at its slot's scale and the
+ * form that writes it back), longer runs of digits and integers, and
+ * other strings. A token whose digits sit among punctuation only (dates,
+ * times, addresses) is split into its runs of digits, the punctuation kept
+ * in the template. The output holds the templates once, each line's
  * template number, then every variable grouped by template and slot,
- * numbers as deltas from the same slot's previous value, so that the
- * values of one field of one kind of line sit together. Any bytes
+ * numbers as deltas from the same slot's previous value (or from another
+ * number of the same line, where that pays), so that the values of one
+ * field of one kind of line sit together. Any bytes
  * round-trip exactly: lines that are not text only make templates that
  * do not repeat.
  *
@@ -28,11 +30,24 @@
 
 #include "../common/common.h"
 
-#define GLYD_LOGCOL_VERSION 1
+/* Version 2 added decimals; columns of version 1 (no decimals, 0x14 a
+ * literal byte) still rebuild. */
+#define GLYD_LOGCOL_VERSION 2
 
-/* Bytes in a template: an escape for a literal byte among these four, an
- * integer, a run of digits, a string. */
-enum { GLYD_LOGCOL_ESCAPE = 0x10, GLYD_LOGCOL_INT = 0x11, GLYD_LOGCOL_DIGITS = 0x12, GLYD_LOGCOL_STRING = 0x13 };
+/* Bytes in a template: an escape for a literal byte among these five, an
+ * integer, a run of digits, a string, a decimal. */
+enum {
+    GLYD_LOGCOL_ESCAPE = 0x10,
+    GLYD_LOGCOL_INT = 0x11,
+    GLYD_LOGCOL_DIGITS = 0x12,
+    GLYD_LOGCOL_STRING = 0x13,
+    GLYD_LOGCOL_DECIMAL = 0x14
+};
+
+/* A decimal's digits before (leading zeros aside) and after its point:
+ * at most this many each, so that a slot's values scaled to its longest
+ * fraction fit 64 bits. */
+#define GLYD_LOGCOL_DECIMAL_DIGITS 9
 
 /* Digits a run may have, its leading zeros included: its value then fits
  * 64 bits. Longer runs are strings. */
