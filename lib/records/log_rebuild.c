@@ -33,11 +33,18 @@ typedef struct {
     uint32_t kind;
     uint32_t len;               /* PIECE_TEXT: bytes at text */
     const uint8_t* text;
+    /* a variable's slot, once its values are read: line k's value,
+     * zeros, string at [k]; a number's scale */
+    const int64_t* values;
+    const uint64_t* zeros;
+    const uint8_t* const* strText;
+    const uint64_t* strLen;
+    uint64_t scale;
 } piece;
 
 /* A template as the lines use it. */
 typedef struct {
-    const piece* pieces;
+    piece* pieces;
     size_t nbPieces;
     uint64_t nbInts, nbDigits, nbStrings; /* its slots: numbers (runs of digits and decimals too), runs, strings */
     uint64_t nbDecimals;
@@ -106,6 +113,25 @@ static const char kDigitPairs[] = "000102030405060708091011121314151617181920212
 #define FORMAT_END (GLYD_LOGCOL_DIGITS_MAX + 22)
 #define FORMAT_ROOM (FORMAT_END + 16)
 
+/* The decimal digits of u, as few as it takes, ending at `at`; returns
+ * where they start. */
+static uint8_t* put_digits(uint8_t* at, uint64_t u)
+{
+    for (; u >= 100; u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
+    if (u >= 10) memcpy(at -= 2, kDigitPairs + 2 * u, 2);
+    else *--at = (uint8_t)('0' + u);
+    return at;
+}
+
+/* Exactly n decimal digits of u (its last ones, zeros in front), ending at
+ * `at`; returns where they start. */
+static uint8_t* put_fixed_digits(uint8_t* at, uint64_t u, uint64_t n)
+{
+    for (; n >= 2; n -= 2, u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
+    if (n) *--at = (uint8_t)('0' + u % 10);
+    return at;
+}
+
 /* Decimal text of v (at most 20 bytes), after `zeros` zeros, written to
  * end at buf + FORMAT_END. Returns its start (*len its size), NULL for a
  * run of digits (zeros given) that is negative or longer than
@@ -113,11 +139,7 @@ static const char kDigitPairs[] = "000102030405060708091011121314151617181920212
 static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int run, uint64_t zeros, size_t* len)
 {
     uint8_t* const end = buf + FORMAT_END;
-    uint8_t* at = end;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    for (; u >= 100; u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
-    if (u >= 10) memcpy(at -= 2, kDigitPairs + 2 * u, 2);
-    else *--at = (uint8_t)('0' + u);
+    uint8_t* at = put_digits(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     if (run) {
         if (v < 0 || zeros > GLYD_LOGCOL_DIGITS_MAX - (uint64_t)(end - at)) return NULL;
         for (; zeros; zeros--) *--at = '0';
@@ -143,13 +165,13 @@ static const uint8_t* format_decimal(uint8_t buf[FORMAT_ROOM], int64_t v, uint64
     uint8_t* at = end;
     uint64_t const u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
     uint64_t const unit = kPowers10[scale];
-    uint64_t whole = u / unit, fraction = (u % unit);
-    uint64_t k;
+    uint64_t const whole = u / unit, fraction = u % unit;
     if (whole >= kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS] || fraction % kPowers10[drop]) return NULL;
-    fraction /= kPowers10[drop];
-    for (k = drop; k < scale; k++, fraction /= 10) *--at = (uint8_t)('0' + fraction % 10);
-    if (drop < scale) *--at = '.';
-    do { *--at = (uint8_t)('0' + whole % 10); whole /= 10; } while (whole);
+    if (drop < scale) {
+        at = put_fixed_digits(at, fraction / kPowers10[drop], scale - drop);
+        *--at = '.';
+    }
+    at = put_digits(at, whole);
     for (; zeros; zeros--) *--at = '0';
     if (v < 0) *--at = '-';
     *len = (size_t)(end - at);
@@ -244,6 +266,30 @@ static size_t read_lines(columns* c, reader r)
     return 0;
 }
 
+/* n values from their zigzag deltas: from bases[] where given, else from
+ * each previous value (the first from 0). */
+static size_t read_deltas(reader* r, int64_t* values, const int64_t* bases, uint64_t n)
+{
+    const uint8_t* at = r->p + r->pos;
+    const uint8_t* const end = r->p + r->size;
+    uint64_t previous = 0, i;
+    for (i = 0; i < n; i++) {
+        uint64_t d;
+        if (at < end && *at < 0x80) {
+            d = *at++;
+        } else {
+            size_t const k = glyd_readVarint(at, (size_t)(end - at), &d);
+            RETURN_ERROR_IF(k == 0, corruption_detected, "integer column");
+            at += k;
+        }
+        if (bases) previous = (uint64_t)bases[i];
+        previous += (d >> 1) ^ (0 - (d & 1));
+        values[i] = (int64_t)previous;
+    }
+    r->pos = (size_t)(at - r->p);
+    return 0;
+}
+
 /* A decimal slot's zeros: its scale and base (packed in *scale as
  * base << 8 | scale; the base at most `number`, the number slots before
  * it), then each value's leading zeros and (for a scale above 0) the
@@ -259,9 +305,10 @@ static size_t read_decimal_zeros(reader* rz, uint64_t lines, uint64_t number, ui
     *scale = base << 8 | sc;
     for (n = 0; n < lines; n++) {
         uint64_t v;
-        RETURN_ERROR_IF(!read_varint(rz, &v) || v / (sc + 1) > GLYD_LOGCOL_DIGITS_MAX, corruption_detected,
+        RETURN_ERROR_IF(!read_varint(rz, &v) || v >= (GLYD_LOGCOL_DIGITS_MAX + 1) * (sc + 1), corruption_detected,
                         "decimal zeros");
-        zeros[n] = sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8;
+        /* most numbers have no leading zeros: no division */
+        zeros[n] = v <= sc ? v : sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8;
     }
     return 0;
 }
@@ -308,17 +355,11 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
             number += p->kind != PIECE_TEXT && p->kind != GLYD_LOGCOL_STRING;
         }
         for (p = t->pieces, slot = 0; p < t->pieces + t->nbPieces; p++) {
-            uint64_t previous = 0, base = 0;
+            uint64_t base = 0;
             int64_t* const values = c->ints + t->firstInt + slot * t->lines;
             if (p->kind == PIECE_TEXT || p->kind == GLYD_LOGCOL_STRING) continue;
             if (p->kind == GLYD_LOGCOL_DECIMAL) base = c->scales[t->firstScale + decimal++] >> 8;
-            for (n = 0; n < t->lines; n++) {
-                uint64_t d;
-                RETURN_ERROR_IF(!read_varint(&ri, &d), corruption_detected, "integer column");
-                if (base) previous = (uint64_t)values[(int64_t)n - (int64_t)(base * t->lines)];
-                previous += (d >> 1) ^ (0 - (d & 1));
-                values[n] = (int64_t)previous;
-            }
+            FORWARD_IF_ERROR(read_deltas(&ri, values, base ? values - base * t->lines : NULL, t->lines));
             slot++;
         }
         i += t->nbInts * t->lines;
@@ -351,13 +392,35 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
     return 0;
 }
 
+/* Points each variable of each template at its slot's values. */
+static void bind_slots(columns* c)
+{
+    uint64_t k;
+    for (k = 0; k < c->nbTemplates; k++) {
+        const template_use* const t = &c->templates[k];
+        uint64_t number = 0, zero = 0, string = 0, decimal = 0;
+        piece* p;
+        for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
+            if (p->kind == PIECE_TEXT) continue;
+            if (p->kind == GLYD_LOGCOL_STRING) {
+                p->strText = c->strText + t->firstString + string * t->lines;
+                p->strLen = c->strLen + t->firstString + string++ * t->lines;
+                continue;
+            }
+            p->values = c->ints + t->firstInt + number++ * t->lines;
+            if (p->kind == GLYD_LOGCOL_INT) continue;
+            p->zeros = c->zeros + t->firstZeros + zero++ * t->lines;
+            if (p->kind == GLYD_LOGCOL_DECIMAL) p->scale = c->scales[t->firstScale + decimal++] & 0xFF;
+        }
+    }
+}
+
 /* Line i into out[0..room); returns its size, or (size_t)-1 if it does not
  * fit or its values are not what its template asks. */
 static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
 {
     template_use* const t = &c->templates[c->lineTemplate[i]];
     uint64_t const k = t->seen++;
-    uint64_t intSlot = 0, zeroSlot = 0, strSlot = 0, scaleSlot = 0;
     const piece* p;
     size_t n = 0;
     for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
@@ -366,20 +429,18 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
             copy_bytes(out + n, room - n, p->text, p->len, p->len + 16); /* the store has 16 to spare */
             n += p->len;
         } else if (p->kind == GLYD_LOGCOL_STRING) {
-            uint64_t const j = t->firstString + strSlot++ * t->lines + k;
-            size_t const len = (size_t)c->strLen[j];
+            size_t const len = (size_t)p->strLen[k];
             if (len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, c->strText[j], len, (size_t)(c->end - c->strText[j]));
+            copy_bytes(out + n, room - n, p->strText[k], len, (size_t)(c->end - p->strText[k]));
             n += len;
         } else {
-            int64_t const v = c->ints[t->firstInt + intSlot++ * t->lines + k];
-            uint64_t const zeros = p->kind == GLYD_LOGCOL_INT ? 0 : c->zeros[t->firstZeros + zeroSlot++ * t->lines + k];
+            int64_t const v = p->values[k];
             uint8_t buf[FORMAT_ROOM];
             size_t len;
             const uint8_t* const text =
-                p->kind == GLYD_LOGCOL_DECIMAL
-                    ? format_decimal(buf, v, c->scales[t->firstScale + scaleSlot++] & 0xFF, zeros >> 8, zeros & 0xFF, &len)
-                    : format_integer(buf, v, p->kind == GLYD_LOGCOL_DIGITS, zeros, &len);
+                p->kind == GLYD_LOGCOL_DECIMAL ? format_decimal(buf, v, p->scale, p->zeros[k] >> 8, p->zeros[k] & 0xFF, &len)
+                : p->kind == GLYD_LOGCOL_DIGITS ? format_integer(buf, v, 1, p->zeros[k], &len)
+                                                : format_integer(buf, v, 0, 0, &len);
             if (!text || len > room - n) return (size_t)-1;
             copy_bytes(out + n, room - n, text, len, (size_t)(buf + FORMAT_ROOM - text));
             n += len;
@@ -469,6 +530,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         result = read_templates(&c, part[0]);
         if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
         if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4], part[5]);
+        if (!GLYD_IS_ERROR(result)) bind_slots(&c);
     }
     for (i = 0; i < c.nbLines && !GLYD_IS_ERROR(result); i++) {
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);
