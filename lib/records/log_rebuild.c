@@ -31,16 +31,19 @@ static inline int read_varint(reader* r, uint64_t* v)
 enum { PIECE_TEXT = 0 };
 typedef struct {
     uint32_t kind;
-    uint32_t len;               /* PIECE_TEXT: bytes at text */
+    uint32_t len;               /* PIECE_TEXT: bytes at text; a variable: its slot's number */
     const uint8_t* text;
-    /* a variable's slot, once its values are read: line k's value,
-     * zeros, string at [k]; a number's scale */
+} piece;
+
+/* A variable's slot, once its values are read: line k's value, zeros,
+ * string at [k]; a number's scale. */
+typedef struct {
     const int64_t* values;
     const uint64_t* zeros;
     const uint8_t* const* strText;
     const uint64_t* strLen;
     uint64_t scale;
-} piece;
+} slot_columns;
 
 /* A template as the lines use it. */
 typedef struct {
@@ -200,6 +203,8 @@ static inline void copy_bytes(uint8_t* dst, size_t room, const uint8_t* src, siz
 typedef struct {
     uint8_t last;               /* the last placeholder of the columns' version */
     template_use* templates;
+    slot_columns* slots;        /* every template's variables', one after the other */
+    uint64_t nbSlots;
     piece* pieces;              /* every template's, one after the other */
     uint8_t* literal;           /* their literal bytes, 16 bytes to spare */
     const uint8_t* end;         /* of the column set: strings are readable up to it */
@@ -216,6 +221,7 @@ typedef struct {
 static void columns_free(columns* c)
 {
     free(c->templates);
+    free(c->slots);
     free(c->pieces);
     free(c->literal);
     free(c->lineTemplate);
@@ -244,6 +250,7 @@ static size_t read_templates(columns* c, reader r)
         RETURN_ERROR_IF(!read_varint(&r, &len) || len > r.size - r.pos, corruption_detected, "template length");
         RETURN_ERROR_IF(!read_template(t, r.p + r.pos, (size_t)len, c->last, &pieces, &literal),
                         corruption_detected, "template bytes");
+        c->nbSlots += t->nbInts + t->nbStrings;
         r.pos += (size_t)len;
     }
     RETURN_ERROR_IF(r.pos != r.size, corruption_detected, "template bytes left over");
@@ -392,27 +399,33 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
     return 0;
 }
 
-/* Points each variable of each template at its slot's values. */
-static void bind_slots(columns* c)
+/* Numbers each variable of each template and points its slot at its
+ * values. */
+static size_t bind_slots(columns* c)
 {
-    uint64_t k;
+    uint64_t k, at = 0;
+    c->slots = (slot_columns*)calloc((size_t)c->nbSlots + 1, sizeof(slot_columns));
+    RETURN_ERROR_IF(!c->slots, memory_allocation, "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
         const template_use* const t = &c->templates[k];
         uint64_t number = 0, zero = 0, string = 0, decimal = 0;
         piece* p;
         for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
+            slot_columns* const s = &c->slots[at];
             if (p->kind == PIECE_TEXT) continue;
+            p->len = (uint32_t)at++;
             if (p->kind == GLYD_LOGCOL_STRING) {
-                p->strText = c->strText + t->firstString + string * t->lines;
-                p->strLen = c->strLen + t->firstString + string++ * t->lines;
+                s->strText = c->strText + t->firstString + string * t->lines;
+                s->strLen = c->strLen + t->firstString + string++ * t->lines;
                 continue;
             }
-            p->values = c->ints + t->firstInt + number++ * t->lines;
+            s->values = c->ints + t->firstInt + number++ * t->lines;
             if (p->kind == GLYD_LOGCOL_INT) continue;
-            p->zeros = c->zeros + t->firstZeros + zero++ * t->lines;
-            if (p->kind == GLYD_LOGCOL_DECIMAL) p->scale = c->scales[t->firstScale + decimal++] & 0xFF;
+            s->zeros = c->zeros + t->firstZeros + zero++ * t->lines;
+            if (p->kind == GLYD_LOGCOL_DECIMAL) s->scale = c->scales[t->firstScale + decimal++] & 0xFF;
         }
     }
+    return 0;
 }
 
 /* Line i into out[0..room); returns its size, or (size_t)-1 if it does not
@@ -429,17 +442,19 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
             copy_bytes(out + n, room - n, p->text, p->len, p->len + 16); /* the store has 16 to spare */
             n += p->len;
         } else if (p->kind == GLYD_LOGCOL_STRING) {
-            size_t const len = (size_t)p->strLen[k];
+            const slot_columns* const s = &c->slots[p->len];
+            size_t const len = (size_t)s->strLen[k];
             if (len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, p->strText[k], len, (size_t)(c->end - p->strText[k]));
+            copy_bytes(out + n, room - n, s->strText[k], len, (size_t)(c->end - s->strText[k]));
             n += len;
         } else {
-            int64_t const v = p->values[k];
+            const slot_columns* const s = &c->slots[p->len];
+            int64_t const v = s->values[k];
             uint8_t buf[FORMAT_ROOM];
             size_t len;
             const uint8_t* const text =
-                p->kind == GLYD_LOGCOL_DECIMAL ? format_decimal(buf, v, p->scale, p->zeros[k] >> 8, p->zeros[k] & 0xFF, &len)
-                : p->kind == GLYD_LOGCOL_DIGITS ? format_integer(buf, v, 1, p->zeros[k], &len)
+                p->kind == GLYD_LOGCOL_DECIMAL ? format_decimal(buf, v, s->scale, s->zeros[k] >> 8, s->zeros[k] & 0xFF, &len)
+                : p->kind == GLYD_LOGCOL_DIGITS ? format_integer(buf, v, 1, s->zeros[k], &len)
                                                 : format_integer(buf, v, 0, 0, &len);
             if (!text || len > room - n) return (size_t)-1;
             copy_bytes(out + n, room - n, text, len, (size_t)(buf + FORMAT_ROOM - text));
@@ -530,7 +545,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         result = read_templates(&c, part[0]);
         if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
         if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4], part[5]);
-        if (!GLYD_IS_ERROR(result)) bind_slots(&c);
+        if (!GLYD_IS_ERROR(result)) result = bind_slots(&c);
     }
     for (i = 0; i < c.nbLines && !GLYD_IS_ERROR(result); i++) {
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);
