@@ -15,7 +15,7 @@ class GlydFile(io.BufferedIOBase):
     one frame, ended at close(). `fileobj` may be a path or a binary file
     object (left open at close() when passed in)."""
 
-    def __init__(self, filename, mode="rb", *, level=3, threads=1):
+    def __init__(self, filename, mode="rb", *, level=3, threads=1, records=False):
         if mode not in ("r", "rb", "w", "wb", "x", "xb", "a", "ab"):
             raise ValueError("invalid mode: %r" % (mode,))
         self._mode = "r" if mode.startswith("r") else "w"
@@ -36,7 +36,7 @@ class GlydFile(io.BufferedIOBase):
             self._done = False
             self._offset = 0
         else:
-            self._enc = Compressor(level=level, threads=threads)
+            self._enc = Compressor(level=level, threads=threads, records=records)
 
     # io.BufferedIOBase
     def readable(self):
@@ -134,15 +134,16 @@ class GlydFile(io.BufferedIOBase):
                 super().close()
 
 
-def open(filename, mode="rb", *, level=3, threads=1, encoding=None, errors=None, newline=None):
+def open(filename, mode="rb", *, level=3, threads=1, records=False, encoding=None, errors=None, newline=None):
     """Opens a glyd stream, as gzip.open does: "rb"/"wb" (also "ab", "xb")
     give a GlydFile; "rt"/"wt" wrap it in an io.TextIOWrapper with
-    encoding, errors and newline."""
+    encoding, errors and newline. records=True writes records frames (logs
+    and tables as typed columns, docs/RECORDS.md); reading needs no flag."""
     if "t" in mode:
         if "b" in mode:
             raise ValueError("invalid mode: %r" % (mode,))
-        binary = GlydFile(filename, mode.replace("t", "b"), level=level, threads=threads)
+        binary = GlydFile(filename, mode.replace("t", "b"), level=level, threads=threads, records=records)
         return io.TextIOWrapper(binary, encoding, errors, newline)
     if encoding is not None or errors is not None or newline is not None:
         raise ValueError("encoding, errors and newline are for text modes only")
-    return GlydFile(filename, mode, level=level, threads=threads)
+    return GlydFile(filename, mode, level=level, threads=threads, records=records)

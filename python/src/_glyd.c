@@ -69,19 +69,20 @@ static int finish_bytes(PyObject** out, size_t size)
 
 static PyObject* py_compress(PyObject* self, PyObject* args, PyObject* kw)
 {
-    static char* kwlist[] = { "data", "level", "threads", NULL };
+    static char* kwlist[] = { "data", "level", "threads", "records", NULL };
     Py_buffer in;
-    int level = GLYD_LEVEL_DEFAULT, threads = 1, workers;
+    int level = GLYD_LEVEL_DEFAULT, threads = 1, records = 0, workers;
     PyObject* out;
     size_t bound, r;
     (void)self;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|ii:compress", kwlist, &in, &level, &threads)) return NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|ii$p:compress", kwlist, &in, &level, &threads, &records))
+        return NULL;
     if (workers_of(threads, &workers)) goto fail;
     bound = glyd_compressBound((size_t)in.len);
     if (glyd_isError(bound)) { raise_code(bound, NULL); goto fail; }
     out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)bound);
     if (!out) goto fail;
-    if (workers == 0) {
+    if (workers == 0 && !records) {
         Py_BEGIN_ALLOW_THREADS
         r = glyd_compress(PyBytes_AS_STRING(out), bound, in.buf, (size_t)in.len, level);
         Py_END_ALLOW_THREADS
@@ -92,6 +93,7 @@ static PyObject* py_compress(PyObject* self, PyObject* args, PyObject* kw)
         if (cctx) {
             r = glyd_CCtx_setParameter(cctx, glyd_c_compressionLevel, level);
             if (!glyd_isError(r)) r = glyd_CCtx_setParameter(cctx, glyd_c_nbWorkers, workers);
+            if (!glyd_isError(r)) r = glyd_CCtx_setParameter(cctx, glyd_c_records, records);
             if (!glyd_isError(r)) r = glyd_compress2(cctx, PyBytes_AS_STRING(out), bound, in.buf, (size_t)in.len);
             glyd_freeCCtx(cctx);
         }
@@ -296,10 +298,10 @@ typedef struct {
 
 static int Compressor_init(CompressorObject* self, PyObject* args, PyObject* kw)
 {
-    static char* kwlist[] = { "level", "threads", NULL };
-    int level = GLYD_LEVEL_DEFAULT, threads = 1, workers;
+    static char* kwlist[] = { "level", "threads", "records", NULL };
+    int level = GLYD_LEVEL_DEFAULT, threads = 1, records = 0, workers;
     size_t r;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ii:Compressor", kwlist, &level, &threads)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|ii$p:Compressor", kwlist, &level, &threads, &records)) return -1;
     if (workers_of(threads, &workers)) return -1;
     if (!self->lock) self->lock = PyThread_allocate_lock();
     if (!self->lock) { PyErr_NoMemory(); return -1; }
@@ -308,6 +310,7 @@ static int Compressor_init(CompressorObject* self, PyObject* args, PyObject* kw)
     glyd_CCtx_reset(self->cctx, glyd_reset_session_and_parameters);
     r = glyd_CCtx_setParameter(self->cctx, glyd_c_compressionLevel, level);
     if (!glyd_isError(r)) r = glyd_CCtx_setParameter(self->cctx, glyd_c_nbWorkers, workers);
+    if (!glyd_isError(r)) r = glyd_CCtx_setParameter(self->cctx, glyd_c_records, records);
     if (glyd_isError(r)) { raise_code(r, NULL); return -1; }
     self->broken = 0;
     return 0;
@@ -399,7 +402,8 @@ static PyTypeObject CompressorType = {
     .tp_basicsize = sizeof(CompressorObject),
     .tp_dealloc = (destructor)Compressor_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Compressor(level=3, threads=1): streaming compression into glyd frames.",
+    .tp_doc = "Compressor(level=3, threads=1, *, records=False): streaming compression into glyd frames; "
+              "records=True writes records frames (logs and tables as typed columns).",
     .tp_methods = Compressor_methods,
     .tp_init = (initproc)Compressor_init,
     .tp_new = PyType_GenericNew,
@@ -1056,7 +1060,8 @@ PyTypeObject ModelType = {
 
 static PyMethodDef module_methods[] = {
     { "compress", (PyCFunction)(void (*)(void))py_compress, METH_VARARGS | METH_KEYWORDS,
-      "compress(data, level=3, threads=1) -> bytes: one glyd frame." },
+      "compress(data, level=3, threads=1, *, records=False) -> bytes: one glyd frame; records=True makes it a "
+      "records frame (logs and tables as typed columns)." },
     { "decompress", (PyCFunction)(void (*)(void))py_decompress, METH_VARARGS | METH_KEYWORDS,
       "decompress(data, max_output_size=0, threads=1) -> bytes: every frame in data." },
     { "frame_content_size", (PyCFunction)py_frame_content_size, METH_O,
