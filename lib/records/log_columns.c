@@ -438,6 +438,31 @@ static uint64_t delta_bits(const int64_t* values, const int64_t* bases, size_t n
     return total;
 }
 
+/* A number's form: its leading zeros and the digits it drops from the
+ * slot's scale, as one number under 2^GLYD_LOGCOL_FORM_BITS. */
+static uint64_t number_form(const variable* v, uint64_t scale)
+{
+    return scale ? v->zeros * (scale + 1) + (scale - v->fraction) : v->zeros;
+}
+
+/* A decimal slot's header (its base and scale as `code`, and the bits
+ * its forms take), then its forms packed in those bits, low ones first. */
+static void write_forms(const log_split* s, const size_t* lines, size_t nbLines, size_t slot, uint64_t code,
+                        uint64_t scale, byte_buf* zeros)
+{
+    uint64_t most = 0, width = 0, acc = 0, held = 0;
+    size_t i;
+    for (i = 0; i < nbLines; i++) most |= number_form(&s->vars[s->firstVar[lines[i]] + slot], scale);
+    while (most >> width) width++;
+    buf_varint(zeros, code * (GLYD_LOGCOL_FORM_BITS + 1) + width);
+    for (i = 0; i < nbLines && width; i++) {
+        acc |= number_form(&s->vars[s->firstVar[lines[i]] + slot], scale) << held;
+        held += width;
+        for (; held >= 8; held -= 8, acc >>= 8) buf_put(zeros, (const uint8_t[]){ (uint8_t)acc }, 1);
+    }
+    if (held) buf_put(zeros, (const uint8_t[]){ (uint8_t)acc }, 1);
+}
+
 /* A template's number slots' values (scaled for decimals), slot by slot. */
 typedef struct {
     int64_t* values;
@@ -487,11 +512,7 @@ static int write_template(const log_split* s, const size_t* lines, size_t nbLine
                     uint64_t const cost = delta_bits(values, values - k * nbLines, nbLines);
                     if (cost < best) best = cost, base = k;
                 }
-                buf_varint(zeros, base * (GLYD_LOGCOL_DECIMAL_DIGITS + 1) + scale);
-                for (i = 0; i < nbLines; i++) {
-                    const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
-                    buf_varint(zeros, scale ? v->zeros * (scale + 1) + (scale - v->fraction) : v->zeros);
-                }
+                write_forms(s, lines, nbLines, slot, base * (GLYD_LOGCOL_DECIMAL_DIGITS + 1) + scale, scale, zeros);
             } else {
                 for (i = 0; i < nbLines; i++) {
                     const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];

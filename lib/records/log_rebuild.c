@@ -201,6 +201,7 @@ static inline void copy_bytes(uint8_t* dst, size_t room, const uint8_t* src, siz
 
 /* Everything the rebuild reads. */
 typedef struct {
+    uint8_t version;
     uint8_t last;               /* the last placeholder of the columns' version */
     template_use* templates;
     slot_columns* slots;        /* every template's variables', one after the other */
@@ -299,24 +300,43 @@ static size_t read_deltas(reader* r, int64_t* values, const int64_t* bases, uint
 
 /* A decimal slot's zeros: its scale and base (packed in *scale as
  * base << 8 | scale; the base at most `number`, the number slots before
- * it), then each value's leading zeros and (for a scale above 0) the
- * digits it drops from that scale, as one number (unpacked to lz << 8 |
- * drop). */
-static size_t read_decimal_zeros(reader* rz, uint64_t lines, uint64_t number, uint64_t* scale, uint64_t* zeros)
+ * it), then each value's form: its leading zeros and (for a scale above 0)
+ * the digits it drops from that scale, as one number (unpacked to lz << 8
+ * | drop). Version 2 writes forms as varints; version 3 packs them in as
+ * many bits as the slot's largest takes, a count the header carries. */
+static size_t read_decimal_zeros(reader* rz, int packed, uint64_t lines, uint64_t number, uint64_t* scale,
+                                 uint64_t* zeros)
 {
-    uint64_t n, sc, base;
+    uint64_t n, sc, base, width = 0, acc = 0, held = 0;
     RETURN_ERROR_IF(!read_varint(rz, &sc), corruption_detected, "decimal scale");
+    if (packed) {
+        width = sc % (GLYD_LOGCOL_FORM_BITS + 1);
+        sc /= GLYD_LOGCOL_FORM_BITS + 1;
+        RETURN_ERROR_IF((lines * width + 7) / 8 > rz->size - rz->pos, corruption_detected, "decimal forms");
+    }
     base = sc / (GLYD_LOGCOL_DECIMAL_DIGITS + 1);
     sc %= GLYD_LOGCOL_DECIMAL_DIGITS + 1;
     RETURN_ERROR_IF(base > number, corruption_detected, "decimal base");
     *scale = base << 8 | sc;
     for (n = 0; n < lines; n++) {
         uint64_t v;
-        RETURN_ERROR_IF(!read_varint(rz, &v) || v >= (GLYD_LOGCOL_DIGITS_MAX + 1) * (sc + 1), corruption_detected,
-                        "decimal zeros");
+        if (!packed) {
+            RETURN_ERROR_IF(!read_varint(rz, &v), corruption_detected, "decimal zeros");
+        } else {
+            if (held < width) {
+                acc |= (uint64_t)rz->p[rz->pos++] << held;
+                held += 8;
+            }
+            v = acc & ((1u << width) - 1);
+            acc >>= width;
+            held -= width;
+        }
+        RETURN_ERROR_IF(v >= (GLYD_LOGCOL_DIGITS_MAX + 1) * (sc + 1), corruption_detected, "decimal zeros");
         /* most numbers have no leading zeros: no division */
         zeros[n] = v <= sc ? v : sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8;
     }
+    /* the last byte's bits past the forms are zeros */
+    RETURN_ERROR_IF(acc, corruption_detected, "decimal forms");
     return 0;
 }
 
@@ -332,7 +352,8 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
         t->firstScale = nbScales;
         /* each value takes a byte at least */
         RETURN_ERROR_IF(!add_product(&nbInts, t->nbInts, t->lines, ri.size), corruption_detected, "integer count");
-        RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits + t->nbDecimals, t->lines, rz.size), corruption_detected,
+        /* (each run's or number's zeros beside its value: packed forms may take no byte) */
+        RETURN_ERROR_IF(!add_product(&nbZeros, t->nbDigits + t->nbDecimals, t->lines, ri.size), corruption_detected,
                         "zeros count");
         RETURN_ERROR_IF(!add_product(&nbStrings, t->nbStrings, t->lines, rr.size), corruption_detected,
                         "string count");
@@ -356,7 +377,8 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
                 for (n = 0; n < t->lines; n++, z++)
                     RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
             } else if (p->kind == GLYD_LOGCOL_DECIMAL) {
-                FORWARD_IF_ERROR(read_decimal_zeros(&rz, t->lines, number, &c->scales[sc++], &c->zeros[z]));
+                FORWARD_IF_ERROR(
+                    read_decimal_zeros(&rz, c->version >= 3, t->lines, number, &c->scales[sc++], &c->zeros[z]));
                 z += t->lines;
             }
             number += p->kind != PIECE_TEXT && p->kind != GLYD_LOGCOL_STRING;
@@ -528,7 +550,8 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     memset(&c, 0, sizeof c);
     FORWARD_IF_ERROR(read_head(&h, src, size));
     c.end = (const uint8_t*)src + size;
-    c.last = ((const uint8_t*)src)[0] >= 2 ? GLYD_LOGCOL_DECIMAL : GLYD_LOGCOL_STRING;
+    c.version = ((const uint8_t*)src)[0];
+    c.last = c.version >= 2 ? GLYD_LOGCOL_DECIMAL : GLYD_LOGCOL_STRING;
     rebuilt = h.rebuilt;
     c.nbLines = h.nbLines;
     c.nbTemplates = h.nbTemplates;

@@ -30,9 +30,9 @@
 
 #include "../common/common.h"
 
-/* Version 2 added decimals; columns of version 1 (no decimals, 0x14 a
- * literal byte) still rebuild. */
-#define GLYD_LOGCOL_VERSION 2
+/* Version 2 added numbers, version 3 packed their forms in bits; columns
+ * of versions 1 (no numbers, 0x14 a literal byte) and 2 still rebuild. */
+#define GLYD_LOGCOL_VERSION 3
 
 /* Bytes in a template: an escape for a literal byte among these five, an
  * integer, a run of digits, a string, a decimal. */
@@ -48,6 +48,10 @@ enum {
  * at most this many each, so that a slot's values scaled to its longest
  * fraction fit 64 bits. */
 #define GLYD_LOGCOL_DECIMAL_DIGITS 9
+
+/* Bits a number's form takes at most: leading zeros (up to
+ * GLYD_LOGCOL_DIGITS_MAX) times (scale + 1), plus the digits dropped. */
+#define GLYD_LOGCOL_FORM_BITS 8
 
 /* Digits a run may have, its leading zeros included: its value then fits
  * 64 bits. Longer runs are strings. */

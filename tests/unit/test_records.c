@@ -244,6 +244,18 @@ TEST(log_columns_of_version_1_still_rebuild)
     /* in version 2 it is a decimal, whose values these columns lack */
     cols[0] = 2;
     CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, sizeof cols), GLYD_error_corruption_detected);
+    cols[0] = 4;
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, sizeof cols), GLYD_error_corruption_detected);
+}
+
+TEST(log_columns_of_version_2_still_rebuild)
+{
+    /* version 2 wrote a number's forms as varints: "x 1.5 y", the slot's
+     * header 1 (scale 1), the form 0; version 3 packs forms in bits */
+    static const uint8_t kV2[] = { 2, 8, 1, 0, 1, 6, 1, 1, 2, 0, 0, 5, 'x', ' ', 0x14, ' ', 'y', 0, 30, 1, 0 };
+    uint8_t cols[sizeof kV2], back[16];
+    memcpy(cols, kV2, sizeof kV2);
+    CHECK(glyd_logFromColumns(back, sizeof back, cols, sizeof cols) == 8 && !memcmp(back, "x 1.5 y\n", 8));
     cols[0] = 3;
     CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, sizeof cols), GLYD_error_corruption_detected);
 }
