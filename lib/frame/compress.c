@@ -669,7 +669,8 @@ static size_t init_stream(glyd_CCtx* c)
     FORWARD_IF_ERROR(resolve_frame(c, c->pledged));
     if (c->req.records) {
         inNeed = c->segMax;
-        outNeed = GLYD_ROWGROUP_HEADER_SIZE + glyd_rowGroupBodyMax(c->segMax);
+        if (c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->pledged < inNeed) inNeed = (size_t)GLYD_MAX(c->pledged, 1);
+        outNeed = GLYD_ROWGROUP_HEADER_SIZE + glyd_rowGroupBodyMax(inNeed);
     } else if (c->mt) {
         inNeed = c->nbWz * c->segMax;
         outNeed = c->nbWz * seg_bound(c);

@@ -71,7 +71,8 @@ size_t glyd_rowGroupCode(glyd_rowGroupCoder* rc, uint8_t* dst, size_t cap, const
     RETURN_ERROR_IF(cap < GLYD_ROWGROUP_HEADER_SIZE, dstSize_tooSmall, "row group header");
     body = rc->codeRun(rc->coder, dst + GLYD_ROWGROUP_HEADER_SIZE, cap - GLYD_ROWGROUP_HEADER_SIZE, text, n);
     FORWARD_IF_ERROR(body);
-    assert(body <= glyd_rowGroupBodyMax(n));
+    /* decoders refuse a larger body: never write one */
+    RETURN_ERROR_IF(body > glyd_rowGroupBodyMax(n), GENERIC, "row group body past its bound");
     if (n >= COLUMNS_MIN_TEXT) cols = code_columns(rc, text, n, body);
     FORWARD_IF_ERROR(cols);
     gh.last = (unsigned)last;
