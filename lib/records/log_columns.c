@@ -405,9 +405,6 @@ static size_t recent_use(recent_values* r, const variable* v)
     return hit;
 }
 
-static const int64_t kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS + 1] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
-                                                                  10000000, 100000000, 1000000000 };
-
 /* The variables, by template, slot and line: integers and runs of digits
  * as zigzag deltas from the slot's previous value into ints, the runs'
  * leading zeros into zeros, strings as their rank among the slot's recent
@@ -503,7 +500,7 @@ static int write_template(const log_split* s, const size_t* lines, size_t nbLine
                 for (i = 0; i < nbLines; i++) scale = GLYD_MAX(scale, s->vars[s->firstVar[lines[i]] + slot].fraction);
                 for (i = 0; i < nbLines; i++) {
                     const variable* const v = &s->vars[s->firstVar[lines[i]] + slot];
-                    values[i] = v->value * kPowers10[scale - v->fraction];
+                    values[i] = v->value * (int64_t)glyd_logPow10(scale - v->fraction);
                 }
                 /* another slot only where it saves a good share of many lines */
                 best = delta_bits(values, NULL, nbLines);

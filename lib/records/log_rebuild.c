@@ -153,9 +153,6 @@ static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int ru
     return at;
 }
 
-static const uint64_t kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS + 1] = { 1, 10, 100, 1000, 10000, 100000, 1000000,
-                                                                   10000000, 100000000, 1000000000 };
-
 /* A decimal's text: v at `scale` digits after the point, less the `drop`
  * last (zeros; all of them: no point), after `zeros` zeros, ending at
  * buf + FORMAT_END. Returns its start (*len its size), NULL for a value
@@ -167,11 +164,11 @@ static const uint8_t* format_decimal(uint8_t buf[FORMAT_ROOM], int64_t v, uint64
     uint8_t* const end = buf + FORMAT_END;
     uint8_t* at = end;
     uint64_t const u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    uint64_t const unit = kPowers10[scale];
+    uint64_t const unit = glyd_logPow10(scale);
     uint64_t const whole = u / unit, fraction = u % unit;
-    if (whole >= kPowers10[GLYD_LOGCOL_DECIMAL_DIGITS] || fraction % kPowers10[drop]) return NULL;
+    if (whole >= glyd_logPow10(GLYD_LOGCOL_DECIMAL_DIGITS) || fraction % glyd_logPow10(drop)) return NULL;
     if (drop < scale) {
-        at = put_fixed_digits(at, fraction / kPowers10[drop], scale - drop);
+        at = put_fixed_digits(at, fraction / glyd_logPow10(drop), scale - drop);
         *--at = '.';
     }
     at = put_digits(at, whole);

@@ -49,6 +49,14 @@ enum {
  * fraction fit 64 bits. */
 #define GLYD_LOGCOL_DECIMAL_DIGITS 9
 
+/* 10^e for e in 0..GLYD_LOGCOL_DECIMAL_DIGITS: a number's scales. */
+static inline uint64_t glyd_logPow10(uint64_t e)
+{
+    static const uint64_t k[GLYD_LOGCOL_DECIMAL_DIGITS + 1] = { 1,       10,       100,       1000,      10000,
+                                                                100000,  1000000,  10000000,  100000000, 1000000000 };
+    return k[e];
+}
+
 /* Bits a number's form takes at most: leading zeros (up to
  * GLYD_LOGCOL_DIGITS_MAX) times (scale + 1), plus the digits dropped. */
 #define GLYD_LOGCOL_FORM_BITS 8
