@@ -126,6 +126,7 @@ static void finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint
     p.chainLog = opt ? 17 : 16; /* a binary tree takes two slots per position */
     p.searchLog = 4;
     memset(&ms, 0, sizeof ms);
+    memset(&ss, 0, sizeof ss);
     ms.p = p;
     ms.hashTable = (uint32_t*)calloc((size_t)1 << p.hashLog, 4);
     ms.chainTable = (uint32_t*)calloc((size_t)1 << p.chainLog, 4);
@@ -148,6 +149,7 @@ static void finder_round_trip(glyd_strategy strat, unsigned minMatch, const uint
             size_t last;
             if (plen == 0) continue;
             ss.nbSeq = ss.nbLits = 0;
+            ss.srcEnd = data + start + plen; /* as the block coder sets it: literals may be read in 16s before it */
             last = finders[strat](&ms, &ss, rep, data + start, plen);
             memcpy(ss.lits + ss.nbLits, data + start + plen - last, last);
             if (ref_apply(out, start, &ss, last, plen, refRep, (size_t)1 << p.windowLog) != 0 ||
