@@ -78,6 +78,15 @@ GLYD_FORCE_INLINE int glyd_cpuHasBmi2(void) { return 0; }
 void* glyd_malloc(size_t size, glyd_customMem mem);
 void* glyd_calloc(size_t size, glyd_customMem mem);
 void  glyd_free(void* ptr, glyd_customMem mem);
+
+/* A scratch buffer that keeps its memory between uses. */
+typedef struct {
+    uint8_t* buf;
+    size_t cap;
+} glyd_buffer;
+/* At least `need` bytes in b (its contents not kept); 0 or memory_allocation. */
+size_t glyd_bufferReserve(glyd_buffer* b, size_t need, glyd_customMem mem);
+void glyd_bufferFree(glyd_buffer* b, glyd_customMem mem);
 /* A custom allocator must set both functions or neither. */
 int   glyd_customMemValid(glyd_customMem mem);
 

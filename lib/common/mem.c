@@ -31,3 +31,20 @@ void glyd_free(void* ptr, glyd_customMem mem)
     if (mem.customFree) mem.customFree(mem.opaque, ptr);
     else free(ptr);
 }
+
+size_t glyd_bufferReserve(glyd_buffer* b, size_t need, glyd_customMem mem)
+{
+    if (b->cap >= need) return 0;
+    glyd_bufferFree(b, mem);
+    b->buf = (uint8_t*)glyd_malloc(need, mem);
+    RETURN_ERROR_IF(b->buf == NULL, memory_allocation, "scratch buffer");
+    b->cap = need;
+    return 0;
+}
+
+void glyd_bufferFree(glyd_buffer* b, glyd_customMem mem)
+{
+    glyd_free(b->buf, mem);
+    b->buf = NULL;
+    b->cap = 0;
+}

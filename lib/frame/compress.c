@@ -856,95 +856,59 @@ static size_t stream_single(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in
     }
 }
 
-/* With workers: gather up to one segment per worker, then code them all. */
-static size_t stream_mt(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, glyd_EndDirective endOp)
+/* Codes buffered input with workers: a full buffer, or all of it
+ * (`all`), as segments. Returns the bytes of inBuf it took. */
+static size_t code_segments(glyd_CCtx* c, int all, int last)
 {
-    for (;;) {
-        int exhausted;
-        flush_out(c, out);
-        if (c->outEnd > c->outPos) return c->outEnd - c->outPos;
-        if (c->stage == STAGE_ENDING) return frame_done(c);
-        FORWARD_IF_ERROR(take_input(c, in, c->inBufSize - c->inEnd));
-        exhausted = in->pos == in->size;
-        if (c->inEnd == c->inBufSize && !(exhausted && endOp == glyd_e_end)) {
-            size_t const r = mt_compress(c, c->outBuf + c->outEnd, c->outBufCap - c->outEnd,
-                                         c->inBuf, c->inEnd, 0);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            c->inEnd = 0;
-            continue;
-        }
-        switch (endOp) {
-        case glyd_e_continue:
-            return c->inBufSize - c->inEnd;
-        case glyd_e_flush: {
-            /* the partial segment becomes a segment of its own */
-            size_t r;
-            if (c->inEnd == 0) return 0;
-            r = mt_compress(c, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 0);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            c->inEnd = 0;
-            continue;
-        }
-        default: {
-            size_t r;
-            RETURN_ERROR_IF(c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->consumed != c->pledged,
-                            srcSize_wrong, "less input than pledged");
-            r = mt_compress(c, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 1);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            c->inEnd = 0;
-            FORWARD_IF_ERROR(finish_frame(c));
-            continue;
-        }
-        }
-    }
+    size_t const r = mt_compress(c, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, last);
+    (void)all;
+    FORWARD_IF_ERROR(r);
+    c->outEnd += r;
+    return c->inEnd;
 }
 
-/* Records frames: gather a row group's bound of text, code the whole lines
- * in it as one group, keep the rest for the next. A flush codes what is
- * there as a group of its own. */
-static size_t stream_records(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, glyd_EndDirective endOp)
+/* Codes buffered input of records: a full buffer's whole lines as one row
+ * group, or all of it (`all`: a flush or the end). Returns the bytes of
+ * inBuf it took. */
+static size_t code_row_group(glyd_CCtx* c, int all, int last)
+{
+    size_t const len = all ? c->inEnd : glyd_rowGroupCut(c->inBuf, c->inEnd, c->segMax);
+    size_t const r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, len, last);
+    FORWARD_IF_ERROR(r);
+    c->outEnd += r;
+    return len;
+}
+
+/* Streams through a buffer coded a piece at a time: with workers, up to one
+ * segment per worker, coded all at once; records, a row group's bound of
+ * text, its whole lines one group and the rest kept for the next. A flush
+ * codes what is there. */
+static size_t stream_buffered(glyd_CCtx* c, glyd_outBuffer* out, glyd_inBuffer* in, glyd_EndDirective endOp,
+                              size_t (*code)(glyd_CCtx*, int all, int last))
 {
     for (;;) {
+        size_t taken;
         flush_out(c, out);
         if (c->outEnd > c->outPos) return c->outEnd - c->outPos;
         if (c->stage == STAGE_ENDING) return frame_done(c);
         FORWARD_IF_ERROR(take_input(c, in, c->inBufSize - c->inEnd));
         if (c->inEnd == c->inBufSize && !(in->pos == in->size && endOp == glyd_e_end)) {
-            size_t const len = glyd_rowGroupCut(c->inBuf, c->inEnd, c->segMax);
-            size_t const r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, len, 0);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            memmove(c->inBuf, c->inBuf + len, c->inEnd - len);
-            c->inEnd -= len;
-            continue;
-        }
-        switch (endOp) {
-        case glyd_e_continue:
+            taken = code(c, 0, 0);
+        } else if (endOp == glyd_e_continue) {
             return c->inBufSize - c->inEnd;
-        case glyd_e_flush: {
-            size_t r;
+        } else if (endOp == glyd_e_flush) {
             if (c->inEnd == 0) return 0;
-            r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 0);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            c->inEnd = 0;
-            continue;
-        }
-        default: {
-            size_t r;
+            taken = code(c, 1, 0);
+        } else {
             RETURN_ERROR_IF(c->pledged != GLYD_CONTENTSIZE_UNKNOWN && c->consumed != c->pledged,
                             srcSize_wrong, "less input than pledged");
-            r = glyd_rowGroupCode(&c->rc, c->outBuf + c->outEnd, c->outBufCap - c->outEnd, c->inBuf, c->inEnd, 1);
-            FORWARD_IF_ERROR(r);
-            c->outEnd += r;
-            c->inEnd = 0;
+            taken = code(c, 1, 1);
+            FORWARD_IF_ERROR(taken);
             FORWARD_IF_ERROR(finish_frame(c));
-            continue;
         }
-        }
+        FORWARD_IF_ERROR(taken);
+        memmove(c->inBuf, c->inBuf + taken, c->inEnd - taken);
+        c->inEnd -= taken;
     }
 }
 
@@ -961,8 +925,8 @@ size_t glyd_compressStream(glyd_CCtx* c, glyd_outBuffer* output, glyd_inBuffer* 
         if (endOp == glyd_e_continue && input->pos == input->size) return glyd_CStreamInSize();
         FORWARD_IF_ERROR(init_stream(c));
     }
-    r = c->req.records ? stream_records(c, output, input, endOp)
-        : c->mt        ? stream_mt(c, output, input, endOp)
+    r = c->req.records ? stream_buffered(c, output, input, endOp, code_row_group)
+        : c->mt        ? stream_buffered(c, output, input, endOp, code_segments)
                        : stream_single(c, output, input, endOp);
     if (GLYD_IS_ERROR(r)) {
         /* the frame cannot be continued coherently */

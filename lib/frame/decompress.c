@@ -254,16 +254,25 @@ typedef struct {
     glyd_customMem mem;
 } mt_worker;
 
-/* A row group of a records frame, mapped already, at its place in the
- * content. */
-static size_t decode_row_group(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const uint8_t* group,
-                               const glyd_segment* seg, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
+/* One mapped segment (a row group in a records frame) into dst, which
+ * holds its content; cols is scratch for a row group's columns. */
+static size_t decode_segment(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const uint8_t* frame,
+                             const glyd_segment* seg, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
 {
-    glyd_rowGroupHeader gh;
-    FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, group, fh));
-    RETURN_ERROR_IF(GLYD_ROWGROUP_HEADER_SIZE + (size_t)gh.bodySize != seg->srcSize || gh.textSize != seg->dstSize,
-                    corruption_detected, "row group unlike its map");
-    return glyd_rowGroupDecode(lz, fh, &gh, group + GLYD_ROWGROUP_HEADER_SIZE, dst, cols, mem);
+    size_t used, n;
+    int sawLast;
+    if (fh->flags & GLYD_F_RECORDS) {
+        glyd_rowGroupHeader gh;
+        FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, frame + seg->srcOffset, fh));
+        RETURN_ERROR_IF(GLYD_ROWGROUP_HEADER_SIZE + (size_t)gh.bodySize != seg->srcSize ||
+                        gh.textSize != seg->dstSize, corruption_detected, "row group unlike its map");
+        return glyd_rowGroupDecode(lz, fh, &gh, frame + seg->srcOffset + GLYD_ROWGROUP_HEADER_SIZE, dst, cols,
+                                   mem);
+    }
+    n = glyd_decodeRun(lz, fh, dst, dst + seg->dstSize, frame + seg->srcOffset, seg->srcSize, &used, &sawLast);
+    FORWARD_IF_ERROR(n);
+    RETURN_ERROR_IF(n != seg->dstSize || used != seg->srcSize, corruption_detected, "segment");
+    return n;
 }
 
 static void mt_worker_run(void* arg)
@@ -273,20 +282,10 @@ static void mt_worker_run(void* arg)
     for (;;) {
         size_t const i = atomic_fetch_add(&m->next, 1);
         const glyd_segment* seg;
-        size_t used, r;
-        int sawLast;
+        size_t r;
         if (i >= m->map->nbSegments) return;
         seg = &m->map->segments[i];
-        if (m->map->fh.flags & GLYD_F_RECORDS) {
-            r = decode_row_group(w->lz, &m->map->fh, m->frame + seg->srcOffset, seg, m->ostart + seg->dstOffset,
-                                 &w->cols, w->mem);
-        } else {
-            r = glyd_decodeRun(w->lz, &m->map->fh, m->ostart + seg->dstOffset,
-                               m->ostart + seg->dstOffset + seg->dstSize, m->frame + seg->srcOffset,
-                               seg->srcSize, &used, &sawLast);
-            if (!GLYD_IS_ERROR(r) && (r != seg->dstSize || used != seg->srcSize))
-                r = GLYD_ERROR(corruption_detected);
-        }
+        r = decode_segment(w->lz, &m->map->fh, m->frame, seg, m->ostart + seg->dstOffset, &w->cols, w->mem);
         pthread_mutex_lock(&m->lock);
         m->results[i] = r;
         m->done[i] = 1;
@@ -686,6 +685,23 @@ static size_t end_frame(glyd_DCtx* d)
     return 0;
 }
 
+/* The d->bodySize bytes of a block's or a row group's body: where they lie
+ * in the input when it holds them all, else gathered into d->body. *b is
+ * NULL while more input is needed; the result is then the bytes wanted. */
+static size_t take_body(glyd_DCtx* d, glyd_inBuffer* in, const uint8_t** b)
+{
+    *b = NULL;
+    if (d->bodyLen == 0 && in->size - in->pos >= d->bodySize) {
+        *b = (const uint8_t*)in->src + in->pos; /* whole body at hand: no copy */
+        in->pos += d->bodySize;
+        return 0;
+    }
+    if (d->bodyLen == 0) FORWARD_IF_ERROR(grow(d, &d->body, &d->bodyCap, d->bodySize));
+    if (!gather(d->body, &d->bodyLen, d->bodySize, in)) return d->bodySize - d->bodyLen;
+    *b = d->body;
+    return 0;
+}
+
 static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
 {
     for (;;) {
@@ -727,28 +743,10 @@ static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
                 return GLYD_ROWGROUP_HEADER_SIZE - d->hdrLen;
             d->hdrLen = 0;
             FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&d->gh, d->hdr, &d->fh));
-            RETURN_ERROR_IF(d->gh.bodySize > glyd_rowGroupBodyMax(d->gh.textSize), corruption_detected,
-                            "row group body larger than its text allows");
             d->bodySize = d->gh.bodySize;
             d->bodyLen = 0;
             d->stage = DS_GROUPBODY;
             continue;
-        case DS_GROUPBODY: {
-            const uint8_t* b;
-            if (d->bodyLen == 0 && in->size - in->pos >= d->bodySize) {
-                b = (const uint8_t*)in->src + in->pos; /* whole body at hand: no copy */
-                in->pos += d->bodySize;
-            } else {
-                if (d->bodyLen == 0) FORWARD_IF_ERROR(grow(d, &d->body, &d->bodyCap, d->bodySize));
-                if (!gather(d->body, &d->bodyLen, d->bodySize, in)) return d->bodySize - d->bodyLen;
-                b = d->body;
-            }
-            FORWARD_IF_ERROR(stream_row_group(d, b));
-            if (!d->gh.last) d->stage = DS_GROUPHEADER;
-            else if (d->fh.flags & GLYD_F_CHECKSUM) d->stage = DS_CHECKSUM;
-            else FORWARD_IF_ERROR(end_frame(d));
-            continue;
-        }
         case DS_BLOCKHEADER:
             if (!gather(d->hdr, &d->hdrLen, GLYD_BLOCKHEADER_SIZE, in))
                 return GLYD_BLOCKHEADER_SIZE - d->hdrLen;
@@ -759,17 +757,21 @@ static size_t stream_step(glyd_DCtx* d, glyd_outBuffer* out, glyd_inBuffer* in)
             d->bodyLen = 0;
             d->stage = DS_BODY;
             continue;
-        case DS_BODY: {
+        case DS_BODY:
+        case DS_GROUPBODY: {
             const uint8_t* b;
-            if (d->bodyLen == 0 && in->size - in->pos >= d->bodySize) {
-                b = (const uint8_t*)in->src + in->pos; /* whole payload at hand: no copy */
-                in->pos += d->bodySize;
+            size_t const want = take_body(d, in, &b);
+            int last;
+            FORWARD_IF_ERROR(want);
+            if (!b) return want;
+            if (d->stage == DS_BODY) {
+                FORWARD_IF_ERROR(stream_block(d, b));
+                last = (int)d->bh.last;
             } else {
-                if (!gather(d->body, &d->bodyLen, d->bodySize, in)) return d->bodySize - d->bodyLen;
-                b = d->body;
+                FORWARD_IF_ERROR(stream_row_group(d, b));
+                last = (int)d->gh.last;
             }
-            FORWARD_IF_ERROR(stream_block(d, b));
-            if (!d->bh.last) d->stage = DS_BLOCKHEADER;
+            if (!last) d->stage = d->stage == DS_BODY ? DS_BLOCKHEADER : DS_GROUPHEADER;
             else if (d->fh.flags & GLYD_F_CHECKSUM) d->stage = DS_CHECKSUM;
             else FORWARD_IF_ERROR(end_frame(d));
             continue;
@@ -858,20 +860,6 @@ static int map_from_seek_table(glyd_frameMap* map, const uint8_t* src, size_t sr
     return 1;
 }
 
-/* One mapped segment (a row group in a records frame) into dst, which
- * holds its content. */
-static size_t decode_segment(glyd_DCtx* d, const glyd_frameHeader* fh, const uint8_t* frame,
-                             const glyd_segment* seg, uint8_t* dst)
-{
-    size_t used, n;
-    int sawLast;
-    if (fh->flags & GLYD_F_RECORDS) return decode_row_group(&d->lz, fh, frame + seg->srcOffset, seg, dst, &d->cols, d->mem);
-    n = glyd_decodeRun(&d->lz, fh, dst, dst + seg->dstSize, frame + seg->srcOffset, seg->srcSize, &used, &sawLast);
-    FORWARD_IF_ERROR(n);
-    RETURN_ERROR_IF(n != seg->dstSize || used != seg->srcSize, corruption_detected, "segment");
-    return n;
-}
-
 size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const void* src,
                             size_t srcSize, unsigned long long offset)
 {
@@ -915,7 +903,7 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
         skip = (size_t)(want - seg->dstOffset);
         take = GLYD_MIN(seg->dstSize - skip, dstCapacity - written);
         if (skip == 0 && take == seg->dstSize) {
-            n = decode_segment(d, &map.fh, in, seg, out + written);
+            n = decode_segment(&d->lz, &map.fh, in, seg, out + written, &d->cols, d->mem);
         } else {
             if (tmpCap < seg->dstSize) {
                 glyd_free(tmp, d->mem);
@@ -923,7 +911,7 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
                 tmpCap = tmp ? seg->dstSize : 0;
             }
             if (!tmp) { err = GLYD_ERROR(memory_allocation); break; }
-            n = decode_segment(d, &map.fh, in, seg, tmp);
+            n = decode_segment(&d->lz, &map.fh, in, seg, tmp, &d->cols, d->mem);
             if (!GLYD_IS_ERROR(n)) memcpy(out + written, tmp + skip, take);
         }
         if (GLYD_IS_ERROR(n)) { err = n; break; }

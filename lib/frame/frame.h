@@ -149,9 +149,9 @@ GLYD_FORCE_INLINE size_t glyd_rowGroupColumnsMax(size_t textSize) { return 2 * t
  * stored raw, takes less, and columns are kept only where they take less. */
 GLYD_FORCE_INLINE size_t glyd_rowGroupBodyMax(size_t textSize) { return textSize + (textSize >> 6) + 4096; }
 
-/* Reads and checks a row group header against the frame's segment bound;
- * only a last row group, of text, may be empty (a stream that ended after
- * a flush). */
+/* Reads and checks a row group header against the frame's segment bound
+ * and its body against glyd_rowGroupBodyMax; only a last row group, of
+ * text, may be empty (a stream that ended after a flush). */
 size_t glyd_rowGroupHeaderRead(glyd_rowGroupHeader* gh, const uint8_t* p, const glyd_frameHeader* fh);
 void glyd_rowGroupHeaderWrite(uint8_t* p, glyd_rowGroupHeader gh);
 
@@ -164,10 +164,8 @@ typedef struct {
     glyd_runCoder codeRun;
     void* coder;
     glyd_customMem mem;
-    uint8_t* cols;              /* the text's log columns */
-    size_t colsCap;
-    uint8_t* alt;               /* the columns' runs, while the text's stand */
-    size_t altCap;
+    glyd_buffer cols;           /* the text's log columns */
+    glyd_buffer alt;            /* the columns' runs, while the text's stand */
 } glyd_rowGroupCoder;
 
 /* The size of the next row group of text[0..n): all of it where it fits
@@ -187,15 +185,11 @@ void glyd_rowGroupCoderFree(glyd_rowGroupCoder* rc);
 size_t glyd_decodeRun(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* dst, uint8_t* dstEnd,
                       const uint8_t* src, size_t srcSize, size_t* srcUsed, int* sawLast);
 
-/* A row group's text from its body into dst (textSize bytes of room);
- * *cols is scratch for log columns, grown as needed (records_decode.c). */
-typedef struct {
-    uint8_t* buf;
-    size_t cap;
-} glyd_buffer;
+/* A row group's text from its body into dst (textSize bytes of room), its
+ * header read by glyd_rowGroupHeaderRead; *cols is scratch for log
+ * columns, grown as needed (records_decode.c). */
 size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const glyd_rowGroupHeader* gh,
                            const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem);
-void glyd_bufferFree(glyd_buffer* s, glyd_customMem mem);
 
 /* True if src[0..n) is one byte repeated (n > 0). */
 int glyd_isRun(const uint8_t* src, size_t n);

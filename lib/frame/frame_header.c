@@ -129,6 +129,8 @@ size_t glyd_rowGroupHeaderRead(glyd_rowGroupHeader* gh, const uint8_t* p, const 
                     "row group larger than the frame allows");
     RETURN_ERROR_IF(gh->textSize == 0 && !(gh->kind == GLYD_ROWGROUP_TEXT && gh->last), corruption_detected,
                     "an empty row group other than a last one of text");
+    RETURN_ERROR_IF(gh->bodySize > glyd_rowGroupBodyMax(gh->textSize), corruption_detected,
+                    "row group body larger than its text allows");
     return GLYD_ROWGROUP_HEADER_SIZE;
 }
 

@@ -24,20 +24,8 @@ size_t glyd_rowGroupCut(const uint8_t* text, size_t n, size_t max)
 
 void glyd_rowGroupCoderFree(glyd_rowGroupCoder* rc)
 {
-    glyd_free(rc->cols, rc->mem);
-    glyd_free(rc->alt, rc->mem);
-    rc->cols = rc->alt = NULL;
-    rc->colsCap = rc->altCap = 0;
-}
-
-static size_t reserve(glyd_rowGroupCoder* rc, uint8_t** buf, size_t* cap, size_t need)
-{
-    if (*cap >= need) return 0;
-    glyd_free(*buf, rc->mem);
-    *buf = (uint8_t*)glyd_malloc(need, rc->mem);
-    *cap = *buf ? need : 0;
-    RETURN_ERROR_IF(*buf == NULL, memory_allocation, "row group buffer");
-    return 0;
+    glyd_bufferFree(&rc->cols, rc->mem);
+    glyd_bufferFree(&rc->alt, rc->mem);
 }
 
 /* The text's log columns coded into rc->alt in fewer than `budget` bytes;
@@ -47,14 +35,14 @@ static size_t code_columns(glyd_rowGroupCoder* rc, const uint8_t* text, size_t n
     size_t const colMax = glyd_rowGroupColumnsMax(n);
     size_t pieces[GLYD_LOGCOL_PIECES], cols, pos = 0, op = 0;
     unsigned k;
-    FORWARD_IF_ERROR(reserve(rc, &rc->cols, &rc->colsCap, colMax));
-    FORWARD_IF_ERROR(reserve(rc, &rc->alt, &rc->altCap, budget));
-    cols = glyd_logToColumns(rc->cols, colMax, text, n);
+    FORWARD_IF_ERROR(glyd_bufferReserve(&rc->cols, colMax, rc->mem));
+    FORWARD_IF_ERROR(glyd_bufferReserve(&rc->alt, budget, rc->mem));
+    cols = glyd_logToColumns(rc->cols.buf, colMax, text, n);
     if (cols == GLYD_ERROR(dstSize_tooSmall)) return 0;
     FORWARD_IF_ERROR(cols);
-    FORWARD_IF_ERROR(glyd_logColumnPieces(rc->cols, cols, pieces));
+    FORWARD_IF_ERROR(glyd_logColumnPieces(rc->cols.buf, cols, pieces));
     for (k = 0; k < GLYD_LOGCOL_PIECES; k++) {
-        size_t const r = rc->codeRun(rc->coder, rc->alt + op, budget - op, rc->cols + pos, pieces[k]);
+        size_t const r = rc->codeRun(rc->coder, rc->alt.buf + op, budget - op, rc->cols.buf + pos, pieces[k]);
         if (r == GLYD_ERROR(dstSize_tooSmall)) return 0;
         FORWARD_IF_ERROR(r);
         op += r;
@@ -79,7 +67,7 @@ size_t glyd_rowGroupCode(glyd_rowGroupCoder* rc, uint8_t* dst, size_t cap, const
     gh.kind = GLYD_ROWGROUP_TEXT;
     gh.textSize = (uint32_t)n;
     if (cols) {
-        memcpy(dst + GLYD_ROWGROUP_HEADER_SIZE, rc->alt, cols);
+        memcpy(dst + GLYD_ROWGROUP_HEADER_SIZE, rc->alt.buf, cols);
         body = cols;
         gh.kind = GLYD_ROWGROUP_LOGCOLUMNS;
     }

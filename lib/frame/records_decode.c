@@ -7,23 +7,6 @@
 #include "frame.h"
 #include "../records/records.h"
 
-void glyd_bufferFree(glyd_buffer* s, glyd_customMem mem)
-{
-    glyd_free(s->buf, mem);
-    s->buf = NULL;
-    s->cap = 0;
-}
-
-static size_t scratch_reserve(glyd_buffer* s, size_t need, glyd_customMem mem)
-{
-    if (s->cap >= need) return 0;
-    glyd_bufferFree(s, mem);
-    s->buf = (uint8_t*)glyd_malloc(need, mem);
-    RETURN_ERROR_IF(s->buf == NULL, memory_allocation, "column buffer");
-    s->cap = need;
-    return 0;
-}
-
 /* One run of blocks that must end inside the body, its content inside
  * [dst, dstEnd), which bounds it (a run of columns may pass the segment
  * size that bounds the text); returns its content size. */
@@ -50,8 +33,6 @@ size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const gl
                            const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
 {
     size_t pos = 0, used, n, filled = 0, runs;
-    RETURN_ERROR_IF(gh->bodySize > glyd_rowGroupBodyMax(gh->textSize), corruption_detected,
-                    "row group body larger than its text allows");
     if (gh->kind == GLYD_ROWGROUP_TEXT) {
         n = decode_run(lz, fh, dst, dst + gh->textSize, body, gh->bodySize, &used);
         FORWARD_IF_ERROR(n);
@@ -61,7 +42,7 @@ size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const gl
     }
     {
         size_t const colMax = glyd_rowGroupColumnsMax(gh->textSize);
-        FORWARD_IF_ERROR(scratch_reserve(cols, colMax, mem));
+        FORWARD_IF_ERROR(glyd_bufferReserve(cols, colMax, mem));
         for (runs = 0; runs < GLYD_ROWGROUP_RUNS_LOGCOLUMNS; runs++) {
             n = decode_run(lz, fh, cols->buf + filled, cols->buf + colMax, body + pos, gh->bodySize - pos, &used);
             FORWARD_IF_ERROR(n);
