@@ -278,9 +278,11 @@ static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const ui
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
         } else if ((classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX) {
             n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if ((runs == 1 && as_integer(p, (size_t)(q - p), &value)) ||
-                   (runs == 2 && as_decimal(p, (size_t)(q - p), &vars[*nbVars]))) {
+        } else if (runs == 1 && as_integer(p, (size_t)(q - p), &value)) {
             n += put_number(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
+        } else if (runs == 2 && as_decimal(p, (size_t)(q - p), &vars[*nbVars])) {
+            tpl[n++] = GLYD_LOGCOL_DECIMAL; /* the variable is parsed already */
+            (*nbVars)++;
         } else {
             while (p < q) {
                 const uint8_t* r = p;
@@ -503,7 +505,7 @@ static int write_template(const log_split* s, const size_t* lines, size_t nbLine
                     values[i] = v->value * (int64_t)glyd_logPow10(scale - v->fraction);
                 }
                 /* another slot only where it saves a good share of many lines */
-                best = delta_bits(values, NULL, nbLines);
+                best = number && nbLines >= BASE_LINES_MIN ? delta_bits(values, NULL, nbLines) : 0;
                 best -= best / 4;
                 for (k = 1; k <= BASE_REACH && k <= number && nbLines >= BASE_LINES_MIN; k++) {
                     uint64_t const cost = delta_bits(values, values - k * nbLines, nbLines);

@@ -340,7 +340,7 @@ static size_t read_decimal_zeros(reader* rz, int packed, uint64_t lines, uint64_
 /* The value parts, by template, slot and line, as the encoder wrote them. */
 static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs)
 {
-    uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, nbScales = 0, k, slot, n, i = 0, z = 0, j = 0, sc = 0;
+    uint64_t nbInts = 0, nbZeros = 0, nbStrings = 0, nbScales = 0, k, slot, n, z = 0, j = 0, sc = 0;
     for (k = 0; k < c->nbTemplates; k++) {
         template_use* const t = &c->templates[k];
         t->firstInt = nbInts;
@@ -388,7 +388,6 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
             FORWARD_IF_ERROR(read_deltas(&ri, values, base ? values - base * t->lines : NULL, t->lines));
             slot++;
         }
-        i += t->nbInts * t->lines;
         for (slot = 0; slot < t->nbStrings; slot++) {
             /* the slot's recent values, by their index j, the most recent first */
             uint64_t recent[GLYD_LOGCOL_RECENT], nbRecent = 0;
