@@ -299,3 +299,72 @@ TEST(records_flag_needs_segments_and_no_dictionary)
     glyd_frameHeaderWrite(h, sizeof h, &fh);
     CHECK_OK(glyd_frameHeaderRead(&back, h, sizeof h));
 }
+
+/* A records frame of src at level 1 that must come back whole, one shot
+ * and on two workers. */
+static void check_records(const uint8_t* src, size_t n)
+{
+    size_t size;
+    uint8_t* const frame = records_frame(src, n, 1, 0, 0, &size);
+    uint8_t* const back = (uint8_t*)malloc(n + 1);
+    glyd_DCtx* const d = glyd_createDCtx();
+    CHECK(back && d);
+    if (frame && back && d) {
+        CHECK(glyd_decompressDCtx(d, back, n, frame, size) == n && memcmp(back, src, n) == 0);
+        CHECK_OK(glyd_DCtx_setParameter(d, glyd_d_nbWorkers, 2));
+        memset(back, 0, n);
+        CHECK(glyd_decompressDCtx(d, back, n, frame, size) == n && memcmp(back, src, n) == 0);
+    }
+    free(frame);
+    free(back);
+    glyd_freeDCtx(d);
+}
+
+TEST(records_frames_hostile_tables)
+{
+#define T(s) { s, sizeof s - 1 }
+    static const struct { const char* text; size_t size; } kTexts[] = {
+        T("id,name,score\n"),                                          /* only a header */
+        T("id,name,score\n1,a,2\n2,b\n3,c,4,5,6\n4\n,,\n5,,7\n"),        /* ragged rows, empty fields */
+        T("a,\"b\nc\",d\n\"unbalanced,quote\n1,2,3\n"),                  /* quotes across lines, unclosed */
+        T("t,v\n2024-01-01 10:00:00,1\n2023-12-31 09:00:00,2\n1999-01-01 00:00:00,3\n"), /* backwards */
+    };
+#undef T
+    size_t k;
+    /* long enough to be columns, each repeated */
+    for (k = 0; k < sizeof kTexts / sizeof kTexts[0]; k++) {
+        size_t const reps = 1000 / kTexts[k].size + 2, n = reps * kTexts[k].size;
+        uint8_t* const text = (uint8_t*)malloc(n);
+        size_t i;
+        if (!text) continue;
+        for (i = 0; i < reps; i++) memcpy(text + i * kTexts[k].size, kTexts[k].text, kTexts[k].size);
+        check_records(text, n);
+        free(text);
+    }
+    {
+        /* a column of a million distinct values (a tenth when quick) */
+        size_t const rows = harness_quick() ? 100000 : 1000000, cap = rows * 40;
+        char* const text = (char*)malloc(cap);
+        test_rng g = { 5 };
+        size_t at = 0, i;
+        if (text) {
+            at += (size_t)snprintf(text, cap, "row,key,value\n");
+            for (i = 0; i < rows; i++)
+                at += (size_t)snprintf(text + at, cap - at, "%zu,k%016llx,%zu.%02zu\n", i,
+                                       (unsigned long long)rng_next(&g), i % 977, i % 100);
+            check_records((const uint8_t*)text, at);
+        }
+        free(text);
+    }
+    {
+        /* one line of 100 MiB (17 MiB when quick): row groups cut inside it */
+        size_t const n = harness_quick() ? (17u << 20) : (100u << 20);
+        uint8_t* const line = (uint8_t*)malloc(n);
+        size_t i;
+        if (line) {
+            for (i = 0; i < n; i++) line[i] = (uint8_t)(i % 61 == 60 ? ',' : 'a' + i % 26);
+            check_records(line, n);
+        }
+        free(line);
+    }
+}
