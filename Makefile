@@ -149,7 +149,8 @@ valgrind:
 	    tokenizer_from sampler_rules gpu_backend_emulated_stories gpu_backend_emulated_coded \
 	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
 	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_ records_frames_cut \
-	    records_frames_small records_frames_flush records_frames_refuse records_flag
+	    records_frames_small records_frames_flush records_frames_refuse records_flag \
+	    cm_refuses_a_stream cm_streams_do_not
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
@@ -178,10 +179,10 @@ portable:
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
 # fuzz_records, log columns (seeds: the corpus logs' and CSV heads, as text and as
-# columns).
+# columns); fuzz_cm, the context-mixing coder (seeds: the same).
 # The targets link the library and the engine compiled once, instrumented
 # for coverage and the sanitizers; they build, and run, a core each.
-FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records cm
 FUZZ_OBJ     := $(BUILD)/fuzz/obj
 FUZZ_LIB_OBJ := $(addprefix $(FUZZ_OBJ)/,$(LIB_SRC:.c=.o) $(LLM_SRC:.c=.o))
 NPROC        := $(shell nproc 2>/dev/null || echo 1)
@@ -200,6 +201,7 @@ fuzz:
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
 	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-cm && cp $(BUILD)/fuzz/seeds-records/* $(BUILD)/fuzz/seeds-cm/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \
