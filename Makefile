@@ -150,7 +150,7 @@ valgrind:
 	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
 	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_ records_frames_cut \
 	    records_frames_small records_frames_flush records_frames_refuse records_flag \
-	    cm_refuses_a_stream cm_streams_do_not
+	    cm_refuses_a_stream cm_streams_do_not records_frames_context_mixed_damage
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
@@ -159,6 +159,10 @@ valgrind:
 	    $(VALGRIND) $(BUILD)/glyd -q -r -o $$tmp/hpc.glyd ../shared/corpus/logs/HPC_2k.log && \
 	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/hpc $$tmp/hpc.glyd && \
 	    cmp $$tmp/hpc ../shared/corpus/logs/HPC_2k.log && \
+	    head -c 20000 ../shared/corpus/logs/HPC_2k.log > $$tmp/hpc20k && \
+	    $(VALGRIND) $(BUILD)/glyd -q -r --max -o $$tmp/hpc20k.glyd $$tmp/hpc20k && \
+	    $(VALGRIND) $(BUILD)/glyd -q -d -T2 -o $$tmp/hpc20k.back $$tmp/hpc20k.glyd && \
+	    cmp $$tmp/hpc20k.back $$tmp/hpc20k && \
 	    $(VALGRIND) $(BUILD)/glyd pack -q -T2 $(FIXTURE) -o $$tmp/m.glyd && \
 	    $(VALGRIND) $(BUILD)/glyd verify -q $$tmp/m.glyd $(FIXTURE) && \
 	    $(VALGRIND) $(BUILD)/glyd unpack -q $$tmp/m.glyd -o $$tmp/m && \
@@ -197,7 +201,9 @@ fuzz:
 	$(Q)head -c 70000 samples/alice29.txt | $(BUILD)/glyd -q -c --fast=2 > $(BUILD)/fuzz/seeds/fast.glyd
 	$(Q)head -c 200000 /dev/zero | $(BUILD)/glyd -q -c > $(BUILD)/fuzz/seeds/zeros.glyd
 	$(Q)for f in logs/HPC_2k.log tables/diamonds.csv; do head -c 6000 ../shared/corpus/$$f | \
-	        $(BUILD)/glyd -q -r -c > $(BUILD)/fuzz/seeds/records-$${f##*/}.glyd; done
+	        $(BUILD)/glyd -q -r -c > $(BUILD)/fuzz/seeds/records-$${f##*/}.glyd; \
+	    head -c 6000 ../shared/corpus/$$f | \
+	        $(BUILD)/glyd -q -r --max -c > $(BUILD)/fuzz/seeds/records-max-$${f##*/}.glyd; done
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
 	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt

@@ -2,9 +2,9 @@
 /*
  * bench_records.c: records frames (`glyd -r`) on whole files, one thread,
  * against zstd -19, xz -9e and glyd's plain --max: the ratio of each, the
- * share of row groups kept as log columns, and `-r`'s speed each way at
- * the default level (best of 5). Every frame is checked to decode to the
- * file.
+ * row groups of `-r --max` kept as log columns and context-mixed, and
+ * `-r`'s speed each way at the default level (best of 5) and at --max
+ * (once). Every frame is checked to decode to the file.
  *
  *   build/bench_records FILE...
  */
@@ -22,18 +22,23 @@ typedef struct {
     double text, zstd, xz, plain, records19, recordsMax;
 } totals;
 
-/* A glyd frame of src at `level`, records or not; checked to decode. */
+/* A glyd frame of src at `level`, records or not; checked to decode.
+ * *seconds (if not NULL) gets the time each way. */
 static size_t glyd_frame(uint8_t* dst, size_t cap, const uint8_t* src, size_t n, int level, int records,
-                         uint8_t* back)
+                         uint8_t* back, double seconds[2])
 {
     glyd_CCtx* const c = glyd_createCCtx();
-    size_t r;
+    size_t r, d;
+    double t0 = bench_now_s(), t1;
     glyd_CCtx_setParameter(c, glyd_c_compressionLevel, level);
     glyd_CCtx_setParameter(c, glyd_c_records, records);
     r = glyd_compress2(c, dst, cap, src, n);
     glyd_freeCCtx(c);
     if (glyd_isError(r)) { fprintf(stderr, "glyd: %s\n", glyd_getErrorName(r)); exit(1); }
-    if (glyd_decompress(back, n, dst, r) != n || memcmp(back, src, n)) {
+    t1 = bench_now_s();
+    d = glyd_decompress(back, n, dst, r);
+    if (seconds) seconds[0] = t1 - t0, seconds[1] = bench_now_s() - t1;
+    if (d != n || memcmp(back, src, n)) {
         fprintf(stderr, "a frame decodes to another text\n");
         exit(1);
     }
@@ -48,17 +53,20 @@ static size_t xz_size(uint8_t* dst, size_t cap, const uint8_t* src, size_t n)
     return pos;
 }
 
-/* Row groups kept as columns, of all (walking the frame's row groups). */
-static void column_groups(const uint8_t* frame, size_t size, unsigned* columns, unsigned* groups)
+/* Row groups kept as columns (kinds 1 and 3) and context-mixed (2 and 3),
+ * of all, walking the frame's row groups (docs/FORMAT.md, section 18). */
+static void group_kinds(const uint8_t* frame, size_t size, unsigned* columns, unsigned* mixed, unsigned* groups)
 {
     glyd_frameInfo info;
     size_t at;
-    *columns = *groups = 0;
+    *columns = *mixed = *groups = 0;
     if (glyd_isError(glyd_getFrameInfo(&info, frame, size)) || !info.isRecords) return;
     for (at = info.headerSize; at + 9 <= size;) {
         uint32_t body;
+        unsigned const kind = (frame[at] >> 1) & 7;
         memcpy(&body, frame + at + 5, 4);
-        *columns += ((frame[at] >> 1) & 7) == 1;
+        *columns += kind == 1 || kind == 3;
+        *mixed += kind == 2 || kind == 3;
         (*groups)++;
         if (frame[at] & 1) break;
         at += 9 + (size_t)body;
@@ -72,14 +80,15 @@ int main(int argc, char** argv)
     if (argc < 2) { fprintf(stderr, "usage: bench_records FILE...\n"); return 2; }
     printf("## Records frames: whole files, one thread; ratios; speed of -r at the default level, best of 5\n\n");
     printf("| file | bytes | zstd -19 | xz -9e | glyd --max | glyd -r -19 | glyd -r --max | -r --max / zstd -19 "
-           "| groups as columns | -r MB/s | -r -d MB/s |\n");
-    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+           "| groups as columns, context-mixed | -r MB/s | -r -d MB/s | -r --max MB/s | -r --max -d MB/s |\n");
+    printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     for (a = 1; a < argc; a++) {
         FILE* const f = fopen(argv[a], "rb");
         size_t n, cap, zs, xs, ps, r19, rmax, r3 = 0;
         uint8_t *text, *out, *back;
         double bestC = 1e30, bestD = 1e30;
-        unsigned columns, groups;
+        unsigned columns, mixed, groups;
+        double maxSeconds[2];
         int k;
         const char* const name = strrchr(argv[a], '/') ? strrchr(argv[a], '/') + 1 : argv[a];
         glyd_CCtx* const c = glyd_createCCtx();
@@ -97,10 +106,10 @@ int main(int argc, char** argv)
         zs = ZSTD_compress(out, cap, text, n, 19);
         if (ZSTD_isError(zs)) return 1;
         xs = xz_size(out, cap, text, n);
-        ps = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 0, back);
-        r19 = glyd_frame(out, cap, text, n, 19, 1, back);
-        rmax = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 1, back);
-        column_groups(out, rmax, &columns, &groups);
+        ps = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 0, back, NULL);
+        r19 = glyd_frame(out, cap, text, n, 19, 1, back, NULL);
+        rmax = glyd_frame(out, cap, text, n, GLYD_LEVEL_MAX, 1, back, maxSeconds);
+        group_kinds(out, rmax, &columns, &mixed, &groups);
         glyd_CCtx_setParameter(c, glyd_c_records, 1);
         for (k = 0; k < 5; k++) {
             double t0 = bench_now_s();
@@ -112,17 +121,18 @@ int main(int argc, char** argv)
             bestD = fmin(bestD, bench_now_s() - t0);
             if (memcmp(back, text, n)) { fprintf(stderr, "%s: -r decodes to another text\n", name); return 1; }
         }
-        printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | %u of %u | %.0f | %.0f |\n", name, n,
-               (double)n / (double)zs, (double)n / (double)xs, (double)n / (double)ps, (double)n / (double)r19,
-               (double)n / (double)rmax, (double)zs / (double)rmax, columns, groups, (double)n / bestC / 1e6,
-               (double)n / bestD / 1e6);
+        printf("| %s | %zu | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | %u, %u of %u | %.0f | %.0f | %.1f | %.1f |\n",
+               name, n, (double)n / (double)zs, (double)n / (double)xs, (double)n / (double)ps,
+               (double)n / (double)r19, (double)n / (double)rmax, (double)zs / (double)rmax, columns, mixed, groups,
+               (double)n / bestC / 1e6, (double)n / bestD / 1e6, (double)n / maxSeconds[0] / 1e6,
+               (double)n / maxSeconds[1] / 1e6);
         t.text += (double)n, t.zstd += (double)zs, t.xz += (double)xs, t.plain += (double)ps;
         t.records19 += (double)r19, t.recordsMax += (double)rmax;
         free(text); free(out); free(back);
         glyd_freeCCtx(c);
         glyd_freeDCtx(d);
     }
-    printf("| all | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | | | |\n", t.text, t.text / t.zstd, t.text / t.xz,
+    printf("| all | %.0f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2fx | | | | | |\n", t.text, t.text / t.zstd, t.text / t.xz,
            t.text / t.plain, t.text / t.records19, t.text / t.recordsMax, t.zstd / t.recordsMax);
     return 0;
 }

@@ -370,6 +370,7 @@ static size_t resolve_frame(glyd_CCtx* c, unsigned long long srcSize)
     if (c->req.records) {
         c->rc.codeRun = code_run;
         c->rc.coder = c;
+        c->rc.contextMixing = c->req.level >= GLYD_ROWGROUP_CM_LEVEL;
         c->rc.mem = c->mem;
     }
     return 0;

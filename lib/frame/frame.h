@@ -131,9 +131,18 @@ GLYD_FORCE_INLINE unsigned glyd_autoSegmentLog(unsigned windowLog)
 /* Row groups of a records frame: a tag (bit 0 last, bits 1-3 kind), the
  * group's text size and its body's size. A row group's text is at most
  * 2^segmentLog bytes; the column set of a group of log columns at most
- * twice its text and 1 KiB more (docs/FORMAT.md, section 18). */
+ * twice its text and 1 KiB more (docs/FORMAT.md, section 18). The text or
+ * the columns as runs of blocks, or as one context-mixing stream. */
 #define GLYD_ROWGROUP_HEADER_SIZE 9
-enum { GLYD_ROWGROUP_TEXT = 0, GLYD_ROWGROUP_LOGCOLUMNS = 1 };
+enum {
+    GLYD_ROWGROUP_TEXT = 0,
+    GLYD_ROWGROUP_LOGCOLUMNS = 1,
+    GLYD_ROWGROUP_TEXT_CM = 2,
+    GLYD_ROWGROUP_LOGCOLUMNS_CM = 3
+};
+/* Levels from which row groups are also tried through the context-mixing
+ * coder (lib/entropy/cm.h): it gains most, at a few MB/s each way. */
+#define GLYD_ROWGROUP_CM_LEVEL 20
 #define GLYD_ROWGROUP_RUNS_LOGCOLUMNS 7
 #define GLYD_ROWGROUP_LOG_DEFAULT 24
 
@@ -164,8 +173,10 @@ typedef struct {
     glyd_runCoder codeRun;
     void* coder;
     glyd_customMem mem;
+    int contextMixing;          /* also try the context-mixing coder */
     glyd_buffer cols;           /* the text's log columns */
-    glyd_buffer alt;            /* the columns' runs, while the text's stand */
+    glyd_buffer alt;            /* the best body so far, where the text's run is not */
+    glyd_buffer trial;          /* a body being tried */
 } glyd_rowGroupCoder;
 
 /* The size of the next row group of text[0..n): all of it where it fits

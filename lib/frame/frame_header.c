@@ -124,7 +124,7 @@ size_t glyd_rowGroupHeaderRead(glyd_rowGroupHeader* gh, const uint8_t* p, const 
     gh->textSize = glyd_read32(p + 1);
     gh->bodySize = glyd_read32(p + 5);
     RETURN_ERROR_IF(tag >> 4, corruption_detected, "row group tag");
-    RETURN_ERROR_IF(gh->kind > GLYD_ROWGROUP_LOGCOLUMNS, corruption_detected, "row group kind");
+    RETURN_ERROR_IF(gh->kind > GLYD_ROWGROUP_LOGCOLUMNS_CM, corruption_detected, "row group kind");
     RETURN_ERROR_IF((unsigned long long)gh->textSize > (1ULL << fh->segmentLog), corruption_detected,
                     "row group larger than the frame allows");
     RETURN_ERROR_IF(gh->textSize == 0 && !(gh->kind == GLYD_ROWGROUP_TEXT && gh->last), corruption_detected,

@@ -3,8 +3,9 @@
  * file of the shared corpus comes back whole, one-shot, streamed in pieces
  * of every size and on workers; logs take their row groups as columns, and
  * less than the plain frame; text that columns do not help stays text;
- * large inputs split into row groups at line ends; damaged and truncated
- * frames are refused, never read past. */
+ * large inputs split into row groups at line ends; the highest levels
+ * context-mix them; damaged and truncated frames are refused, never read
+ * past. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,6 +117,78 @@ TEST(records_frames_corpus_round_trip)
             free(paths[k]);
         }
     }
+}
+
+TEST(records_frames_context_mixed_at_the_highest_levels)
+{
+    /* --max tries the text and the columns through the context-mixing
+     * coder: every log keeps one of them, in less than -19 takes, and comes
+     * back whole every way; a level below keeps to runs of blocks */
+    char* paths[64];
+    int const nb = corpus_files("logs", paths, 64);
+    size_t const most = harness_quick() ? 32768 : (size_t)-1;
+    int k;
+    for (k = 0; k < nb; k++) {
+        size_t n, size, size19, i;
+        uint8_t* const data = read_file(paths[k], &n);
+        uint8_t *frame = NULL, *frame19 = NULL;
+        if (data) {
+            glyd_frameInfo info;
+            unsigned kind;
+            for (i = GLYD_MIN(n, most); i > 0 && data[i - 1] != '\n'; i--) continue;
+            n = i ? i : GLYD_MIN(n, most);
+            frame = records_frame(data, n, GLYD_LEVEL_MAX, 0, 0, &size);
+            frame19 = records_frame(data, n, 19, 0, 0, &size19);
+            if (frame && frame19) {
+                CHECK(glyd_getFrameInfo(&info, frame, size) == size);
+                kind = group_kind(frame, info.headerSize);
+                CHECK(kind == GLYD_ROWGROUP_TEXT_CM || kind == GLYD_ROWGROUP_LOGCOLUMNS_CM);
+                CHECK(size < size19);
+                CHECK(group_kind(frame19, info.headerSize) <= GLYD_ROWGROUP_LOGCOLUMNS);
+                check_decodes(frame, size, data, n);
+            }
+        }
+        free(frame);
+        free(frame19);
+        free(data);
+        free(paths[k]);
+    }
+}
+
+TEST(records_frames_context_mixed_damage_is_refused)
+{
+    char text[16384];
+    size_t n = 0, size, i;
+    uint8_t* frame;
+    unsigned kinds = 0;
+    int words;
+    /* prose in a table: the text stream wins; numbered lines: the columns' */
+    for (words = 0; words < 2; words++) {
+        n = 0;
+        for (i = 0; i < 120; i++)
+            n += (size_t)snprintf(text + n, sizeof text - n,
+                                  words ? "\"%s the %s of line %zu\",%zu\n" : "%.0s%.0sjob %zu took %zu ms\n",
+                                  i % 3 ? "where" : "when", i % 5 ? "rest" : "end", i, i * i % 97);
+        frame = records_frame((const uint8_t*)text, n, GLYD_LEVEL_MAX, 0, 0, &size);
+        if (!frame) return;
+        {
+            glyd_frameHeader fh;
+            CHECK_OK(glyd_frameHeaderRead(&fh, frame, size));
+            kinds |= 1u << group_kind(frame, fh.headerSize);
+        }
+        check_decodes(frame, size, (const uint8_t*)text, n);
+        for (i = 0; i < size; i += harness_quick() ? 13 : 1) {
+            uint8_t back[16384];
+            CHECK(glyd_isError(glyd_decompress(back, sizeof back, frame, i)));
+        }
+        for (i = 0; i < size * 8; i += harness_quick() ? 37 : 5) {
+            frame[i / 8] ^= (uint8_t)(1u << (i % 8));
+            CHECK(decode_survives(frame, size, (const uint8_t*)text, n));
+            frame[i / 8] ^= (uint8_t)(1u << (i % 8));
+        }
+        free(frame);
+    }
+    CHECK(kinds & (1u << GLYD_ROWGROUP_TEXT_CM | 1u << GLYD_ROWGROUP_LOGCOLUMNS_CM));
 }
 
 TEST(records_frames_stream_in_pieces)
