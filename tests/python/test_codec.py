@@ -351,6 +351,17 @@ def test_records_frames(name, cli, tmp_path):
     assert glyd.Decompressor().decompress(streamed) == data
 
 
+def test_records_frames_context_mixed_at_max(cli, tmp_path):
+    # the highest level context-mixes row groups: smaller, read back by the CLI
+    data = (CORPUS / "logs" / "HealthApp_2k.log").read_bytes()[:40000]
+    frame = glyd.compress(data, level=glyd.LEVEL_MAX, records=True)
+    assert glyd.decompress(frame) == data
+    assert len(frame) < len(glyd.compress(data, level=19, records=True))
+    path = tmp_path / "m.glyd"
+    path.write_bytes(frame)
+    assert subprocess.run([cli, "-dc", str(path)], capture_output=True, check=True).stdout == data
+
+
 def test_records_frames_of_binary_stay_whole():
     data = bytes(random.Random(7).getrandbits(8) for _ in range(20000))
     assert glyd.decompress(glyd.compress(data, records=True)) == data
