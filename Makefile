@@ -183,7 +183,7 @@ portable:
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
 # fuzz_records, log columns (seeds: the corpus logs' and CSV heads, as text and as
-# columns); fuzz_cm, the context-mixing coder (seeds: the same).
+# columns, and an SQL dump); fuzz_cm, the context-mixing coder (seeds: the same).
 # The targets link the library and the engine compiled once, instrumented
 # for coverage and the sanitizers; they build, and run, a core each.
 FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records cm
@@ -207,6 +207,7 @@ fuzz:
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records
 	$(Q)$(BUILD)/fuzz/seedgen $(BUILD)/fuzz/seeds-tensor $(BUILD)/fuzz/seeds-pack $(BUILD)/fuzz/seeds-records \
 	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt
+	$(Q)cp tests/fuzz/seeds-records/* $(BUILD)/fuzz/seeds-records/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-cm && cp $(BUILD)/fuzz/seeds-records/* $(BUILD)/fuzz/seeds-cm/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
@@ -248,9 +249,10 @@ ifneq ($(BENCH_FILES),)
 else
 	$(Q)$(BUILD)/bench_records $(wildcard ../shared/corpus/logs/*.log)
 	$(Q)echo; $(BUILD)/bench_records $(wildcard ../shared/corpus/tables/*)
-	$(Q)test -d $(BUILD)/records-corpus || bench/records_corpus.sh $(BUILD)/records-corpus
+	$(Q)test -d $(BUILD)/records-corpus/dumps || bench/records_corpus.sh $(BUILD)/records-corpus
 	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/logs/*
 	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/tables/*
+	$(Q)echo; $(BUILD)/bench_records $(BUILD)/records-corpus/dumps/*
 endif
 
 # The tensor codec on a safetensors file (BENCH_FILE): bits per weight

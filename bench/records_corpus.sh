@@ -7,8 +7,11 @@ set -euo pipefail
 # apt's term.log and history.log, alternatives.log: what installing
 # Debian packages writes, on any Debian system), tables/ the CSV and
 # fixed-width tables of bench/debian_corpus.sh (the IEEE registries,
-# Unicode's character table and collation keys), built first if absent.
-# The logs differ from machine to machine; SIZES records what was taken.
+# Unicode's character table and collation keys), built first if absent;
+# dumps/ two of those registries as MySQL dumps write them (INSERTs of
+# many rows a line, bench/sql_dump.py) and this machine's dpkg database as
+# JSON lines (bench/dpkg_jsonl.py). The logs and the database differ from
+# machine to machine; SIZES records what was taken.
 #
 #   bench/records_corpus.sh [DEST]     (default build/records-corpus)
 
@@ -19,7 +22,7 @@ debian=${DEBIAN_CORPUS:-build/debian-corpus}
 
 out="$dest.tmp"
 rm -rf "$out"
-mkdir -p "$out/logs" "$out/tables"
+mkdir -p "$out/logs" "$out/tables" "$out/dumps"
 for f in /var/log/dpkg.log /var/log/apt/term.log /var/log/apt/history.log /var/log/alternatives.log; do
     if [ -r "$f" ] && [ -s "$f" ]; then
         cp "$f" "$out/logs/"
@@ -29,7 +32,10 @@ for f in /var/log/dpkg.log /var/log/apt/term.log /var/log/apt/history.log /var/l
 done
 [ -n "$(ls -A "$out/logs")" ] || { echo "records_corpus.sh: no package-manager logs on this machine" >&2; exit 1; }
 for f in oui.csv oui.txt iab.csv mam.csv UnicodeData.txt allkeys.txt; do cp "$debian/tables/$f" "$out/tables/"; done
-(cd "$out" && find logs tables -type f | LC_ALL=C sort | xargs wc -c) > "$out/SIZES"
+here=$(dirname "$0")
+for t in oui mam; do python3 "$here/sql_dump.py" "$debian/tables/$t.csv" "$t" > "$out/dumps/$t.sql"; done
+python3 "$here/dpkg_jsonl.py" /var/lib/dpkg/status > "$out/dumps/dpkg-status.jsonl"
+(cd "$out" && find logs tables dumps -type f | LC_ALL=C sort | xargs wc -c) > "$out/SIZES"
 
 rm -rf "$dest"
 mv "$out" "$dest"

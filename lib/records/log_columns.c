@@ -247,54 +247,67 @@ static const uint8_t kClass[256] = /* 1 for a digit, 2 for a letter or a byte be
 /* Digit runs a token may be split into; more, and it stays one string. */
 #define TOKEN_RUNS_MAX 8
 
+/* Token [p, q) into the template (tpl) and variables (appended to vars),
+ * a variable if it varies (a word), and as below if it has digits;
+ * returns the template bytes written. A token with digits is one variable
+ * if it is a number, has letters or has many runs of digits; else each
+ * run of digits in it is a variable and the punctuation between them
+ * stays in the template ("2015-10-18", "10.251.35.1", "0.2477829"). */
+static size_t split_token(const uint8_t* p, const uint8_t* q, int varies, uint8_t* tpl, variable* vars,
+                          size_t* nbVars)
+{
+    const uint8_t* c;
+    size_t runs = 0, n = 0;
+    unsigned classes = 0, previous = 0;
+    int64_t value;
+    for (c = p; c < q; c++) {
+        unsigned const k = kClass[*c];
+        runs += k & ~previous & CLASS_DIGIT;
+        classes |= k;
+        previous = k;
+    }
+    if (!runs && !varies) return put_literal(p, q, tpl);
+    if (!runs || (classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX)
+        return put_variable(p, (size_t)(q - p), tpl, &vars[(*nbVars)++]);
+    if (runs == 1 && as_integer(p, (size_t)(q - p), &value)) return put_number(p, (size_t)(q - p), tpl, &vars[(*nbVars)++]);
+    if (runs == 2 && as_decimal(p, (size_t)(q - p), &vars[*nbVars])) {
+        tpl[0] = GLYD_LOGCOL_DECIMAL; /* the variable is parsed already */
+        (*nbVars)++;
+        return 1;
+    }
+    while (p < q) {
+        const uint8_t* r = p;
+        if (is_digit(*p)) {
+            while (r < q && is_digit(*r)) r++;
+            n += put_number(p, (size_t)(r - p), tpl + n, &vars[(*nbVars)++]);
+        } else {
+            while (r < q && !is_digit(*r)) r++;
+            n += put_literal(p, r, tpl + n);
+        }
+        p = r;
+    }
+    return n;
+}
+
 /* Line [p, end) into its template (tpl, at least 2 * (end - p) bytes) and
  * variables (appended to vars), its tokens as split says and varies (NULL:
- * none) marks; returns the template's size. A word is a variable where it
- * varies. A token with digits is one variable if it is a number, has
- * letters or has many runs of digits; else each run of digits in it is a
- * variable and the punctuation between them stays in the template
- * ("2015-10-18", "10.251.35.1", "0.2477829"). */
+ * none) marks; returns the template's size. An SQL string's quotes stay
+ * in the template, its inside is the token ('0.23' a number). */
 static size_t split_line(const glyd_logTokens* split, const uint8_t* p, const uint8_t* end, const uint8_t* varies,
                          uint8_t* tpl, variable* vars, size_t* nbVars)
 {
     size_t n = 0, token = 0;
     while (p < end) {
         const uint8_t* q;
-        const uint8_t* c;
-        size_t runs = 0;
-        unsigned classes = 0, previous = 0;
-        int64_t value;
+        int const vary = varies && varies[token];
         if (split->delimiter[*p]) { tpl[n++] = *p++; continue; }
         q = glyd_logTokenEnd(split, p, end);
-        for (c = p; c < q; c++) {
-            unsigned const k = kClass[*c];
-            runs += k & ~previous & CLASS_DIGIT;
-            classes |= k;
-            previous = k;
-        }
-        if (!runs && !(varies && varies[token])) {
-            n += put_literal(p, q, tpl + n);
-        } else if (!runs) {
-            n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if ((classes & CLASS_LETTER) || runs > TOKEN_RUNS_MAX) {
-            n += put_variable(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if (runs == 1 && as_integer(p, (size_t)(q - p), &value)) {
-            n += put_number(p, (size_t)(q - p), tpl + n, &vars[(*nbVars)++]);
-        } else if (runs == 2 && as_decimal(p, (size_t)(q - p), &vars[*nbVars])) {
-            tpl[n++] = GLYD_LOGCOL_DECIMAL; /* the variable is parsed already */
-            (*nbVars)++;
+        if (split->quotes == GLYD_LOGTOK_QUOTES_SQL && *p == '\'' && q - p >= 2 && q[-1] == '\'') {
+            tpl[n++] = '\'';
+            n += split_token(p + 1, q - 1, vary, tpl + n, vars, nbVars);
+            tpl[n++] = '\'';
         } else {
-            while (p < q) {
-                const uint8_t* r = p;
-                if (is_digit(*p)) {
-                    while (r < q && is_digit(*r)) r++;
-                    n += put_number(p, (size_t)(r - p), tpl + n, &vars[(*nbVars)++]);
-                } else {
-                    while (r < q && !is_digit(*r)) r++;
-                    n += put_literal(p, r, tpl + n);
-                }
-                p = r;
-            }
+            n += split_token(p, q, vary, tpl + n, vars, nbVars);
         }
         p = q;
         token++;
@@ -319,6 +332,8 @@ typedef struct {
     glyd_logTokens split;
     template_set set;
     uint32_t* lineTemplate; /* per line */
+    uint8_t* joined;        /* per line: 1 where it was cut from the next */
+    size_t nbJoined;
     size_t* firstVar;       /* per line, and one past the last */
     variable* vars;
     size_t nbLines, nbVars;
@@ -331,6 +346,7 @@ static void split_free(log_split* s)
     free(s->set.slot);
     free(s->set.hash);
     free(s->lineTemplate);
+    free(s->joined);
     free(s->firstVar);
     free(s->vars);
 }
@@ -342,31 +358,35 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
     uint8_t* tpl;
     glyd_logShapes* shapes;
     size_t lines = 0, longest = 0, i;
+    int inRow = 0;
     memset(s, 0, sizeof *s);
     glyd_logTokensSniff(&s->split, src, size);
-    /* lines, and the longest, for the arrays */
+    /* records, and the longest, for the arrays */
     while (p < end) {
-        const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
-        const uint8_t* const stop = nl ? nl : end;
+        const uint8_t *stop, *next;
+        inRow = glyd_logNextRecord(&s->split, p, end, inRow, &stop, &next);
         longest = GLYD_MAX(longest, (size_t)(stop - p));
+        s->nbJoined += (size_t)inRow;
         lines++;
-        p = nl ? nl + 1 : end;
+        p = next;
     }
+    s->joined = (uint8_t*)malloc(lines + 1);
     s->lineTemplate = (uint32_t*)malloc((lines + 1) * sizeof(uint32_t));
     s->firstVar = (size_t*)malloc((lines + 1) * sizeof(size_t));
     /* a variable takes a token and the delimiter after it, but the last */
     s->vars = (variable*)malloc((size / 2 + lines + 1) * sizeof(variable));
     tpl = (uint8_t*)malloc(2 * longest + 1);
     shapes = glyd_logShapesLearn(&s->split, src, size, lines);
-    if (!s->lineTemplate || !s->firstVar || !s->vars || !tpl || !shapes) {
+    if (!s->joined || !s->lineTemplate || !s->firstVar || !s->vars || !tpl || !shapes) {
         free(tpl);
         glyd_logShapesFree(shapes);
         RETURN_ERROR(memory_allocation, "log columns");
     }
-    for (p = src, i = 0; i < lines; i++) {
-        const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
-        const uint8_t* const stop = nl ? nl : end;
+    for (p = src, i = 0, inRow = 0; i < lines; i++) {
+        const uint8_t *stop, *next;
         size_t n, t;
+        inRow = glyd_logNextRecord(&s->split, p, end, inRow, &stop, &next);
+        s->joined[i] = (uint8_t)inRow;
         s->firstVar[i] = s->nbVars;
         n = split_line(&s->split, p, stop, glyd_logShapesOf(shapes, i), tpl, s->vars, &s->nbVars);
         t = set_find(&s->set, tpl, n);
@@ -376,7 +396,7 @@ static size_t split_text(log_split* s, const uint8_t* src, size_t size)
             RETURN_ERROR(memory_allocation, "log templates");
         }
         s->lineTemplate[i] = (uint32_t)t;
-        p = nl ? nl + 1 : end;
+        p = next;
     }
     s->firstVar[lines] = s->nbVars;
     s->nbLines = lines;
@@ -576,11 +596,16 @@ size_t glyd_logToColumns(void* dst, size_t dstCapacity, const void* src, size_t 
             buf_varint(&tpls, s.set.start[t + 1] - s.set.start[t]);
             buf_put(&tpls, s.set.bytes.p + s.set.start[t], s.set.start[t + 1] - s.set.start[t]);
         }
-        for (i = 0; i < s.nbLines; i++) buf_varint(&lines, s.lineTemplate[i]);
+        /* lines cut from the next (an SQL dump's rows) say so in the low bit */
+        for (i = 0; i < s.nbLines; i++)
+            buf_varint(&lines, s.nbJoined ? (uint64_t)s.lineTemplate[i] << 1 | s.joined[i] : s.lineTemplate[i]);
         buf_put(&head, (const uint8_t[]){ GLYD_LOGCOL_VERSION }, 1);
         buf_varint(&head, srcSize);
         buf_varint(&head, s.nbLines);
-        buf_put(&head, (const uint8_t[]){ (uint8_t)(srcSize && in[srcSize - 1] != '\n') }, 1);
+        buf_put(&head,
+                (const uint8_t[]){ (uint8_t)((srcSize && in[srcSize - 1] != '\n') |
+                                             (s.nbJoined ? GLYD_LOGCOL_FLAG_JOINED : 0)) },
+                1);
         buf_varint(&head, s.set.count);
         buf_varint(&head, tpls.size);
         buf_varint(&head, lines.size);

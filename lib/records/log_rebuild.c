@@ -208,6 +208,7 @@ typedef struct {
     const uint8_t* end;         /* of the column set: strings are readable up to it */
     uint64_t nbTemplates;
     uint32_t* lineTemplate;
+    uint8_t* joined;            /* per line, where lines say whether they were cut from the next */
     uint64_t nbLines;
     int64_t* ints;
     uint64_t* zeros;            /* a decimal's: its leading zeros << 8 | the digits it drops */
@@ -223,6 +224,7 @@ static void columns_free(columns* c)
     free(c->pieces);
     free(c->literal);
     free(c->lineTemplate);
+    free(c->joined);
     free(c->ints);
     free(c->zeros);
     free(c->scales);
@@ -255,15 +257,28 @@ static size_t read_templates(columns* c, reader r)
     return 0;
 }
 
-static size_t read_lines(columns* c, reader r)
+/* Each line's template, and where the header says so (joinedLines), in
+ * the low bit whether it was cut from the next line: no newline between
+ * them, and never after the last. */
+static size_t read_lines(columns* c, reader r, int joinedLines)
 {
     uint64_t i;
     RETURN_ERROR_IF(c->nbLines > r.size, corruption_detected, "more lines than bytes");
     c->lineTemplate = (uint32_t*)malloc((size_t)c->nbLines * sizeof(uint32_t) + 1);
     RETURN_ERROR_IF(!c->lineTemplate, memory_allocation, "log lines");
+    if (joinedLines) {
+        c->joined = (uint8_t*)malloc((size_t)c->nbLines + 1);
+        RETURN_ERROR_IF(!c->joined, memory_allocation, "log lines");
+    }
     for (i = 0; i < c->nbLines; i++) {
         uint64_t t;
-        RETURN_ERROR_IF(!read_varint(&r, &t) || t >= c->nbTemplates, corruption_detected, "line's template");
+        RETURN_ERROR_IF(!read_varint(&r, &t), corruption_detected, "line's template");
+        if (joinedLines) {
+            c->joined[i] = (uint8_t)(t & 1);
+            t >>= 1;
+            RETURN_ERROR_IF(c->joined[i] && i + 1 == c->nbLines, corruption_detected, "last line cut from none");
+        }
+        RETURN_ERROR_IF(t >= c->nbTemplates, corruption_detected, "line's template");
         c->lineTemplate[i] = (uint32_t)t;
         c->templates[t].lines++;
     }
@@ -497,7 +512,7 @@ size_t glyd_logRebuiltSize(const void* src, size_t size)
  * which must fill the rest exactly. */
 typedef struct {
     uint64_t rebuilt, nbLines, nbTemplates, sizes[6];
-    uint8_t noFinalNewline;
+    uint8_t noFinalNewline, joinedLines;
     size_t size;
 } head;
 
@@ -510,9 +525,14 @@ static size_t read_head(head* h, const void* src, size_t size)
     FORWARD_IF_ERROR(h->rebuilt);
     r.pos = 1 + glyd_varintSize(h->rebuilt);
     RETURN_ERROR_IF(!read_varint(&r, &h->nbLines) || r.pos >= size, corruption_detected, "log columns header");
-    h->noFinalNewline = r.p[r.pos++];
-    RETURN_ERROR_IF(h->noFinalNewline > 1 || (h->noFinalNewline && !h->nbLines), corruption_detected,
-                    "log columns flags");
+    {
+        uint8_t const flags = r.p[r.pos++];
+        uint8_t const known = GLYD_LOGCOL_FLAG_NO_FINAL_NEWLINE | (r.p[0] >= 4 ? GLYD_LOGCOL_FLAG_JOINED : 0);
+        h->noFinalNewline = flags & GLYD_LOGCOL_FLAG_NO_FINAL_NEWLINE;
+        h->joinedLines = (flags & GLYD_LOGCOL_FLAG_JOINED) != 0;
+        RETURN_ERROR_IF((flags & ~known) || (h->noFinalNewline && !h->nbLines), corruption_detected,
+                        "log columns flags");
+    }
     RETURN_ERROR_IF(!read_varint(&r, &h->nbTemplates), corruption_detected, "log columns header");
     for (s = 0; s < 6; s++) RETURN_ERROR_IF(!read_varint(&r, &h->sizes[s]), corruption_detected, "log columns header");
     left = size - r.pos;
@@ -562,7 +582,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
             r.pos += (size_t)h.sizes[s];
         }
         result = read_templates(&c, part[0]);
-        if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1]);
+        if (!GLYD_IS_ERROR(result)) result = read_lines(&c, part[1], h.joinedLines);
         if (!GLYD_IS_ERROR(result)) result = read_values(&c, part[2], part[3], part[4], part[5]);
         if (!GLYD_IS_ERROR(result)) result = bind_slots(&c);
     }
@@ -570,6 +590,7 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         size_t const n = rebuild_line(&c, i, (uint8_t*)dst + at, (size_t)rebuilt - at);
         if (n == (size_t)-1) { result = GLYD_ERROR(corruption_detected); break; }
         at += n;
+        if (c.joined && c.joined[i]) continue;
         if (i + 1 < c.nbLines || !h.noFinalNewline) {
             if (at == rebuilt) { result = GLYD_ERROR(corruption_detected); break; }
             ((uint8_t*)dst)[at++] = '\n';

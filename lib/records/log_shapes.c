@@ -149,16 +149,18 @@ glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src,
     glyd_logShapes* const s = (glyd_logShapes*)calloc(1, sizeof(glyd_logShapes));
     const uint8_t** bounds = NULL; /* the line's tokens, from its skeleton */
     size_t boundsCap = 256, line = 0;
+    int inRow = 0;
     if (!s) return NULL;
     s->lineShape = (uint32_t*)malloc(lines * sizeof(uint32_t) + 1);
     bounds = (const uint8_t**)malloc(2 * boundsCap * sizeof(*bounds));
     if (!s->lineShape || !bounds) goto failed;
     for (; p < end && line < lines; line++) {
-        const uint8_t* const nl = (const uint8_t*)memchr(p, '\n', (size_t)(end - p));
-        const uint8_t* const stop = nl ? nl : end;
+        const uint8_t *stop, *next;
         size_t tokens, k;
-        uint64_t key = skeleton(t, p, stop, &tokens, bounds, boundsCap);
+        uint64_t key;
         shape* sh;
+        inRow = glyd_logNextRecord(t, p, end, inRow, &stop, &next);
+        key = skeleton(t, p, stop, &tokens, bounds, boundsCap);
         if (tokens > boundsCap) {
             const uint8_t** const grown = (const uint8_t**)realloc(bounds, 2 * tokens * sizeof(*bounds));
             if (!grown) goto failed;
@@ -181,7 +183,7 @@ glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src,
             }
         }
         sh->lines++;
-        p = nl ? nl + 1 : end;
+        p = next;
     }
     free(bounds);
     return s;

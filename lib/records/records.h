@@ -7,7 +7,8 @@
  * where it loses).
  *
  * Each line is split into tokens (a table's fields, or at a log's
- * delimiters); a token holding a decimal digit, or a word where lines of
+ * delimiters; an SQL dump's lines of many rows are first cut into a line
+ * a row, which the columns mark so that the rebuild joins them); a token holding a decimal digit, or a word where lines of
  * the same shape differ, is a variable and the rest of the line its
  * template (the static text, CLP's "log type"). Variables are typed:
  * numbers (integers and decimals, a value at its slot's scale and the
@@ -30,9 +31,15 @@
 
 #include "../common/common.h"
 
-/* Version 2 added numbers, version 3 packed their forms in bits; columns
- * of versions 1 (no numbers, 0x14 a literal byte) and 2 still rebuild. */
-#define GLYD_LOGCOL_VERSION 3
+/* Version 2 added numbers, version 3 packed their forms in bits, version
+ * 4 lines cut from the next (a flag of the header); columns of versions 1
+ * (no numbers, 0x14 a literal byte) to 3 still rebuild. */
+#define GLYD_LOGCOL_VERSION 4
+
+/* The header's flags byte: the text lacks a final newline; lines carry
+ * whether they were cut from the next (version 4). */
+#define GLYD_LOGCOL_FLAG_NO_FINAL_NEWLINE 1
+#define GLYD_LOGCOL_FLAG_JOINED 2
 
 /* Bytes in a template: an escape for a literal byte among these five, an
  * integer, a run of digits, a string, a decimal. */
@@ -71,9 +78,15 @@ static inline uint64_t glyd_logPow10(uint64_t e)
 
 /* How lines split into tokens: at delimiters, a quoted field (where
  * quotes counts) one token up to its closing quote. */
+enum {
+    GLYD_LOGTOK_QUOTES_NONE = 0,
+    GLYD_LOGTOK_QUOTES_CSV = 1, /* a token in double quotes, "" a quote inside */
+    GLYD_LOGTOK_QUOTES_SQL = 2  /* in single quotes, a backslash escaping the byte after it */
+};
 typedef struct {
     uint8_t delimiter[256]; /* nonzero: ends a token */
-    int quotes;             /* a token that starts with '"' runs past delimiters to its closing quote */
+    int quotes;             /* GLYD_LOGTOK_QUOTES_*: a quoted token runs past delimiters to its closing quote */
+    int sqlRows;            /* lines of SQL INSERT ... VALUES (...),(...): a record a row */
 } glyd_logTokens;
 
 /* The split for src (log_tokens.c): a table's when a comma or a tab
@@ -84,13 +97,28 @@ typedef struct {
  * versions, dates, names and paths stay whole). */
 void glyd_logTokensSniff(glyd_logTokens* t, const uint8_t* src, size_t size);
 
+/* The record of text that starts at p (< end): a line, or where the
+ * split cuts lines (an SQL dump's rows, t->sqlRows), a row. Its bytes are
+ * [p, *stop) and the next starts at *next; returns 1 where it was cut
+ * (joined to the next: no newline between them), else 0 (a newline or
+ * the end follows). `inRow` is whether the record before was cut. */
+int glyd_logNextRecord(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end, int inRow,
+                       const uint8_t** stop, const uint8_t** next);
+
 /* The end of the token that starts at p (p < end, not a delimiter). */
 static inline const uint8_t* glyd_logTokenEnd(const glyd_logTokens* t, const uint8_t* p, const uint8_t* end)
 {
-    if (t->quotes && *p == '"') {
+    if (t->quotes == GLYD_LOGTOK_QUOTES_CSV && *p == '"') {
         for (p++; p < end; p++) {
             if (*p != '"') continue;
             if (p + 1 < end && p[1] == '"') { p++; continue; }
+            p++;
+            break;
+        }
+    } else if (t->quotes == GLYD_LOGTOK_QUOTES_SQL && *p == '\'') {
+        for (p++; p < end; p++) {
+            if (*p == '\\' && p + 1 < end) { p++; continue; }
+            if (*p != '\'') continue;
             p++;
             break;
         }
@@ -106,6 +134,7 @@ typedef struct glyd_logShapes_s glyd_logShapes;
 /* Over the first `lines` lines of src, split by t; NULL when memory runs
  * out. */
 glyd_logShapes* glyd_logShapesLearn(const glyd_logTokens* t, const uint8_t* src, size_t size, size_t lines);
+/* (lines: records, as glyd_logNextRecord cuts them) */
 /* For line `line` (from 0): a flag per token, nonzero where it varies;
  * NULL for a shape of one line. */
 const uint8_t* glyd_logShapesOf(const glyd_logShapes* s, size_t line);

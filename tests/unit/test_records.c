@@ -3,7 +3,7 @@
  * (lib/records): every file of the shared corpus and hostile texts come
  * back byte for byte; the columns hold what they should (templates once,
  * numbers typed, varying words as variables, a string seen again as a
- * reference); damaged and truncated
+ * reference, an SQL dump's rows as records); damaged and truncated
  * columns are refused, never read past. */
 #define _GNU_SOURCE /* memmem */
 #include <stdlib.h>
@@ -114,6 +114,16 @@ static uint64_t template_count(const uint8_t* cols, size_t size)
     return v;
 }
 
+/* The header's flags byte (after version, size and lines). */
+static uint8_t header_flags(const uint8_t* cols, size_t size)
+{
+    uint64_t v = 0;
+    size_t pos = 1;
+    pos += glyd_readVarint(cols + pos, size - pos, &v);
+    pos += glyd_readVarint(cols + pos, size - pos, &v);
+    return cols[pos];
+}
+
 TEST(log_columns_hold_templates_once)
 {
     /* 1000 lines of one kind: one template, integers as small deltas */
@@ -133,18 +143,17 @@ TEST(log_columns_hold_templates_once)
     free(text);
 }
 
-TEST(log_columns_damage_is_refused)
+/* The columns of text[0..n) cut at every length, each bit flipped, and a
+ * byte too long: refused, or rebuilt to the size they promise. Returns
+ * the columns' header flags. */
+static uint8_t check_damage_refused(const char* text, size_t n)
 {
-    static const char kText[] = "2015-10-18 18:01:47 INFO [main] job 17 started on node-3 after 250 ms\n"
-                                "2015-10-18 18:01:48 WARN [main] job 17 retried on node-4 after 12 ms\n"
-                                "2015-10-18 18:01:52 INFO [pool-2] job 18 started on node-3 after 3 ms\n";
-    uint8_t cols[1024], back[sizeof kText], damaged[1024];
-    size_t const n = sizeof kText - 1;
-    size_t const size = glyd_logToColumns(cols, sizeof cols, kText, n);
+    uint8_t cols[2048], back[2048], damaged[2048];
+    size_t const size = glyd_logToColumns(cols, sizeof cols, text, n);
     size_t i;
     unsigned bit;
     CHECK_OK(size);
-    if (glyd_isError(size)) return;
+    if (glyd_isError(size) || n > sizeof back) return 0;
     /* every truncation */
     for (i = 0; i < size; i++) CHECK(glyd_isError(glyd_logFromColumns(back, sizeof back, cols, i)));
     /* every bit flipped: refused, or some text of the promised size */
@@ -160,6 +169,15 @@ TEST(log_columns_damage_is_refused)
     memcpy(damaged, cols, size);
     damaged[size] = 0;
     CHECK_ERR(glyd_logFromColumns(back, sizeof back, damaged, size + 1), GLYD_error_corruption_detected);
+    return header_flags(cols, size);
+}
+
+TEST(log_columns_damage_is_refused)
+{
+    static const char kText[] = "2015-10-18 18:01:47 INFO [main] job 17 started on node-3 after 250 ms\n"
+                                "2015-10-18 18:01:48 WARN [main] job 17 retried on node-4 after 12 ms\n"
+                                "2015-10-18 18:01:52 INFO [pool-2] job 18 started on node-3 after 3 ms\n";
+    check_damage_refused(kText, sizeof kText - 1);
 }
 
 TEST(log_columns_words_that_vary_are_variables)
@@ -232,6 +250,82 @@ TEST(log_columns_decimals_keep_their_text)
         if (!glyd_isError(r)) CHECK(template_count(cols, r) == 1);
         round_trip((const uint8_t*)text, at);
     }
+}
+
+TEST(log_columns_sql_rows_are_records)
+{
+    /* a dump's INSERTs of many rows a line: a record a row, the rows of
+     * every line sharing one template, the lines whole again; names as a
+     * dump escapes them (a backslash before a quote or a backslash), and
+     * "),(" inside quotes, which ends no row */
+    static const char* const kNames[] = { "Ideal", "it\\'s", "a),(b", "back\\\\slash", "q\\'),(\\'x" };
+    char* const text = (char*)malloc(1u << 16);
+    uint8_t* const cols = (uint8_t*)malloc(1u << 17);
+    size_t at = 0, i, r;
+    CHECK(text && cols);
+    if (!text || !cols) { free(text); free(cols); return; }
+    at += (size_t)snprintf(text + at, 256, "CREATE TABLE `t` (\n  `id` int,\n  `name` varchar(16)\n);\n");
+    for (i = 0; i < 600; i++)
+        at += (size_t)snprintf(text + at, 256, "%s(%zu,'%s',%zu.%02zu)%s", i % 100 ? "" : "INSERT INTO `t` VALUES ",
+                               1000 + i, kNames[i % 5], i * 7 % 300, i % 100, i % 100 == 99 ? ";\n" : ",");
+    r = glyd_logToColumns(cols, 1u << 17, text, at);
+    CHECK_OK(r);
+    if (!glyd_isError(r)) {
+        CHECK(header_flags(cols, r) & GLYD_LOGCOL_FLAG_JOINED);
+        /* the DDL's lines, the first row of each INSERT, the others */
+        CHECK(template_count(cols, r) <= 12);
+        CHECK(r < at / 3);
+    }
+    round_trip((const uint8_t*)text, at);
+    free(text);
+    free(cols);
+}
+
+TEST(log_columns_sql_odd_rows_come_back)
+{
+#define T(s) { s, sizeof s - 1 }
+    static const struct { const char* text; size_t size; } kTexts[] = {
+        T("INSERT INTO t VALUES (1),(2),(3);\n"),
+        T("INSERT INTO t VALUES (1),(2),("),
+        T("INSERT INTO t VALUES (1),(2),(\n"),
+        T("INSERT INTO t VALUES ('),(','\\'),(',''),(''),(x)\n"),
+        T("INSERT INTO t VALUES ('unclosed),(1),(2)\nINSERT INTO t VALUES (1),(2)"),
+        T("INSERT INTO t VALUES (),(),()\r\n),(\n"),
+        T("INSERT INTO t VALUES\n(1),(2)\nINSERT INTO t VALUES (1)\n"),
+        T("INSERT INTO ),(,),( VALUES (1),(2);\n"),
+    };
+#undef T
+    size_t k;
+    for (k = 0; k < sizeof kTexts / sizeof kTexts[0]; k++) round_trip((const uint8_t*)kTexts[k].text, kTexts[k].size);
+}
+
+TEST(log_columns_sql_damage_is_refused)
+{
+    static const char kText[] = "INSERT INTO `t` VALUES (1,'a',0.5),(2,'b',1.5),(3,'c),(d',2.5);\n"
+                                "INSERT INTO `t` VALUES (4,'e',3.5),(5,'f',4.5);\n";
+    uint8_t cols[1024], back[sizeof kText];
+    size_t const size = glyd_logToColumns(cols, sizeof cols, kText, sizeof kText - 1);
+    CHECK(check_damage_refused(kText, sizeof kText - 1) & GLYD_LOGCOL_FLAG_JOINED);
+    /* versions before 4 know no cut lines */
+    CHECK_OK(size);
+    if (glyd_isError(size)) return;
+    cols[0] = 3;
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, size), GLYD_error_corruption_detected);
+}
+
+TEST(log_columns_of_version_3_still_rebuild)
+{
+    /* version 4 adds only the flag of cut lines: columns without it are
+     * version 3's */
+    static const char kText[] = "x 1.5 y 12\nx 2.5 y 13\n";
+    uint8_t cols[256], back[sizeof kText];
+    size_t const n = sizeof kText - 1;
+    size_t const size = glyd_logToColumns(cols, sizeof cols, kText, n);
+    CHECK_OK(size);
+    if (glyd_isError(size)) return;
+    CHECK(cols[0] == 4 && !(header_flags(cols, size) & GLYD_LOGCOL_FLAG_JOINED));
+    cols[0] = 3;
+    CHECK(glyd_logFromColumns(back, sizeof back, cols, size) == n && !memcmp(back, kText, n));
 }
 
 TEST(log_columns_of_version_1_still_rebuild)
