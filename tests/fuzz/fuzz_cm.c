@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 /* Inputs and decoded sizes kept short: the coder runs at about 1 MB/s,
  * far slower under the sanitizers and the fuzzer's tracing of compares
  * (most of a run: setting up a model's tables four times), so that the
- * fuzzer gets through some thousands of runs in CI's half minute. */
+ * fuzzer gets through several hundred runs in CI's half minute. */
 #define INPUT_MAX 512
 #define DECODED_MAX 2047
 
