@@ -235,8 +235,9 @@ typedef enum {
      * 2^segmentLog bytes (default 2^24, at most 2^30), cut at a line's end;
      * decoding one takes about four times that in memory. From level 20
      * each row group is also tried through a context-mixing coder (far
-     * smaller on logs, tables and prose; about 1 MB/s each way), whose
-     * groups take up to about 120 MB more to decode. In the calling
+     * smaller on logs, tables and prose; 0.2-0.4 MB/s compressing and
+     * 0.5-4 MB/s decoding in bench/bench_records.c), whose groups take
+     * up to about 120 MB more to decode. In the calling
      * thread; decoding with glyd_d_nbWorkers takes row groups in parallel.
      * No dictionary. Decoders need no flag. */
     glyd_c_records          = 403
