@@ -144,7 +144,8 @@ static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int ru
     uint8_t* const end = buf + FORMAT_END;
     uint8_t* at = put_digits(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
     if (run) {
-        if (v < 0 || zeros > GLYD_LOGCOL_DIGITS_MAX - (uint64_t)(end - at)) return NULL;
+        uint64_t const digits = (uint64_t)(end - at);
+        if (v < 0 || digits > GLYD_LOGCOL_DIGITS_MAX || zeros > GLYD_LOGCOL_DIGITS_MAX - digits) return NULL;
         for (; zeros; zeros--) *--at = '0';
     } else if (v < 0) {
         *--at = '-';

@@ -313,6 +313,44 @@ TEST(log_columns_sql_damage_is_refused)
     CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, size), GLYD_error_corruption_detected);
 }
 
+/* Columns of one line whose template is a run of digits: its value,
+ * leading zeros and the text size the header claims. Returns their size. */
+static size_t one_run_columns(uint8_t cols[64], uint64_t value, uint64_t zeros, uint8_t textSize)
+{
+    uint8_t ints[10], lead[10];
+    size_t const ni = glyd_writeVarint(ints, sizeof ints, value << 1);
+    size_t const nz = glyd_writeVarint(lead, sizeof lead, zeros);
+    size_t at = 0;
+    cols[at++] = GLYD_LOGCOL_VERSION;
+    cols[at++] = textSize;
+    cols[at++] = 1; /* lines */
+    cols[at++] = 0; /* flags */
+    cols[at++] = 1; /* templates */
+    cols[at++] = 2, cols[at++] = 1, cols[at++] = (uint8_t)ni, cols[at++] = (uint8_t)nz;
+    cols[at++] = 0, cols[at++] = 0;
+    cols[at++] = 1, cols[at++] = GLYD_LOGCOL_DIGITS; /* the template */
+    cols[at++] = 0;                                  /* the line's template */
+    memcpy(cols + at, ints, ni), at += ni;
+    memcpy(cols + at, lead, nz), at += nz;
+    return at;
+}
+
+TEST(log_columns_with_runs_too_long_are_refused)
+{
+    uint8_t cols[64], back[64];
+    size_t size = one_run_columns(cols, 123, 2, 6);
+    CHECK(glyd_logFromColumns(back, sizeof back, cols, size) == 6 && !memcmp(back, "00123\n", 6));
+    size = one_run_columns(cols, 100000000000000000ull, 0, 19); /* 18 digits: the longest run */
+    CHECK(glyd_logFromColumns(back, sizeof back, cols, size) == 19 && !memcmp(back, "100000000000000000\n", 19));
+    /* one zero more; 19 digits; 19 digits and zeros that would wrap a size */
+    size = one_run_columns(cols, 100000000000000000ull, 1, 20);
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, size), GLYD_error_corruption_detected);
+    size = one_run_columns(cols, 1000000000000000000ull, 0, 20);
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, size), GLYD_error_corruption_detected);
+    size = one_run_columns(cols, 1000000000000000000ull, UINT64_MAX - 9, 20);
+    CHECK_ERR(glyd_logFromColumns(back, sizeof back, cols, size), GLYD_error_corruption_detected);
+}
+
 TEST(log_columns_of_version_3_still_rebuild)
 {
     /* version 4 adds only the flag of cut lines: columns without it are
