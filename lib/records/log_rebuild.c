@@ -111,11 +111,6 @@ static const char kDigitPairs[] = "000102030405060708091011121314151617181920212
                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
                                   "8081828384858687888990919293949596979899";
 
-/* Room format_integer takes: the text ends FORMAT_END bytes in, and 16
- * more stay readable after it for copy_bytes. */
-#define FORMAT_END (GLYD_LOGCOL_DIGITS_MAX + 22)
-#define FORMAT_ROOM (FORMAT_END + 16)
-
 /* The decimal digits of u, as few as it takes, ending at `at`; returns
  * where they start. */
 static uint8_t* put_digits(uint8_t* at, uint64_t u)
@@ -126,57 +121,85 @@ static uint8_t* put_digits(uint8_t* at, uint64_t u)
     return at;
 }
 
-/* Exactly n decimal digits of u (its last ones, zeros in front), ending at
- * `at`; returns where they start. */
-static uint8_t* put_fixed_digits(uint8_t* at, uint64_t u, uint64_t n)
+/* How many decimal digits u takes (1 for 0). */
+static inline size_t digit_count(uint64_t u)
 {
-    for (; n >= 2; n -= 2, u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
-    if (n) *--at = (uint8_t)('0' + u % 10);
-    return at;
+    static const uint64_t kPow10[20] = { 1ull,
+                                         10ull,
+                                         100ull,
+                                         1000ull,
+                                         10000ull,
+                                         100000ull,
+                                         1000000ull,
+                                         10000000ull,
+                                         100000000ull,
+                                         1000000000ull,
+                                         10000000000ull,
+                                         100000000000ull,
+                                         1000000000000ull,
+                                         10000000000000ull,
+                                         100000000000000ull,
+                                         1000000000000000ull,
+                                         10000000000000000ull,
+                                         100000000000000000ull,
+                                         1000000000000000000ull,
+                                         10000000000000000000ull };
+    /* log10(2) ~ 1233 / 4096: t is the count or one more */
+    size_t const t = ((glyd_highbit64(u | 1) + 1) * 1233) >> 12;
+    return t + 1 - ((u | 1) < kPow10[t]);
 }
 
-/* Decimal text of v (at most 20 bytes), after `zeros` zeros, written to
- * end at buf + FORMAT_END. Returns its start (*len its size), NULL for a
- * run of digits (zeros given) that is negative or longer than
- * GLYD_LOGCOL_DIGITS_MAX. */
-static const uint8_t* format_integer(uint8_t buf[FORMAT_ROOM], int64_t v, int run, uint64_t zeros, size_t* len)
+/* Number variable `kind` of the k-th line of its slot, as text at out
+ * (room bytes there): an integer, a run of digits after its leading zeros,
+ * or a decimal (its scale's digits after the point, less the dropped
+ * zeros; all of them: no point). Returns its size, or (size_t)-1 for a
+ * value the encoder cannot have written (a negative run, one over
+ * GLYD_LOGCOL_DIGITS_MAX digits, a decimal's integer part over
+ * GLYD_LOGCOL_DECIMAL_DIGITS, dropped digits that are not zeros) or text
+ * that does not fit. The size comes first and the digits go straight to
+ * out, last first, not built elsewhere and copied (read back before their
+ * stores are done); divisions are by constants only. */
+static size_t put_number(uint8_t* out, size_t room, uint32_t kind, const slot_columns* s, uint64_t k)
 {
-    uint8_t* const end = buf + FORMAT_END;
-    uint8_t* at = put_digits(end, v < 0 ? 0 - (uint64_t)v : (uint64_t)v);
-    if (run) {
-        uint64_t const digits = (uint64_t)(end - at);
-        if (v < 0 || digits > GLYD_LOGCOL_DIGITS_MAX || zeros > GLYD_LOGCOL_DIGITS_MAX - digits) return NULL;
-        for (; zeros; zeros--) *--at = '0';
-    } else if (v < 0) {
-        *--at = '-';
+    int64_t const v = s->values[k];
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    uint64_t zeros = 0, shown = 0;
+    size_t len;
+    uint8_t* at;
+    if (kind == GLYD_LOGCOL_DECIMAL) {
+        uint64_t drop = s->zeros[k] & 0xFF; /* at most the scale (read_decimal_zeros) */
+        size_t whole;
+        zeros = s->zeros[k] >> 8;
+        shown = s->scale - drop;
+        for (; drop; drop--, u /= 10)
+            if (u % 10) return (size_t)-1;
+        whole = digit_count(u);
+        whole = whole > shown ? whole - shown : 1;
+        if (whole > GLYD_LOGCOL_DECIMAL_DIGITS) return (size_t)-1;
+        len = (v < 0) + zeros + whole + (shown ? shown + 1 : 0);
+    } else if (kind == GLYD_LOGCOL_DIGITS) {
+        zeros = s->zeros[k];
+        len = digit_count(u);
+        if (v < 0 || len > GLYD_LOGCOL_DIGITS_MAX || zeros > GLYD_LOGCOL_DIGITS_MAX - len) return (size_t)-1;
+        len += zeros;
+    } else {
+        len = (v < 0) + digit_count(u);
     }
-    *len = (size_t)(end - at);
-    return at;
-}
-
-/* A decimal's text: v at `scale` digits after the point, less the `drop`
- * last (zeros; all of them: no point), after `zeros` zeros, ending at
- * buf + FORMAT_END. Returns its start (*len its size), NULL for a value
- * the encoder cannot have written: its integer part over
- * GLYD_LOGCOL_DECIMAL_DIGITS digits, or dropped digits that are not zeros. */
-static const uint8_t* format_decimal(uint8_t buf[FORMAT_ROOM], int64_t v, uint64_t scale, uint64_t zeros,
-                                     uint64_t drop, size_t* len)
-{
-    uint8_t* const end = buf + FORMAT_END;
-    uint8_t* at = end;
-    uint64_t const u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    uint64_t const unit = glyd_logPow10(scale);
-    uint64_t const whole = u / unit, fraction = u % unit;
-    if (whole >= glyd_logPow10(GLYD_LOGCOL_DECIMAL_DIGITS) || fraction % glyd_logPow10(drop)) return NULL;
-    if (drop < scale) {
-        at = put_fixed_digits(at, fraction / glyd_logPow10(drop), scale - drop);
+    if (len > room) return (size_t)-1;
+    at = out + len;
+    if (shown) {
+        for (; shown >= 2; shown -= 2, u /= 100) memcpy(at -= 2, kDigitPairs + 2 * (u % 100), 2);
+        if (shown) {
+            *--at = (uint8_t)('0' + u % 10);
+            u /= 10;
+        }
         *--at = '.';
     }
-    at = put_digits(at, whole);
+    at = put_digits(at, u);
     for (; zeros; zeros--) *--at = '0';
     if (v < 0) *--at = '-';
-    *len = (size_t)(end - at);
-    return at;
+    assert(at == out);
+    return len;
 }
 
 /* Copies len bytes to dst, which has room for `room`, from src, readable
@@ -482,16 +505,8 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
             copy_bytes(out + n, room - n, s->strText[k], len, (size_t)(c->end - s->strText[k]));
             n += len;
         } else {
-            const slot_columns* const s = &c->slots[p->len];
-            int64_t const v = s->values[k];
-            uint8_t buf[FORMAT_ROOM];
-            size_t len;
-            const uint8_t* const text =
-                p->kind == GLYD_LOGCOL_DECIMAL ? format_decimal(buf, v, s->scale, s->zeros[k] >> 8, s->zeros[k] & 0xFF, &len)
-                : p->kind == GLYD_LOGCOL_DIGITS ? format_integer(buf, v, 1, s->zeros[k], &len)
-                                                : format_integer(buf, v, 0, 0, &len);
-            if (!text || len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, text, len, (size_t)(buf + FORMAT_ROOM - text));
+            size_t const len = put_number(out + n, room - n, p->kind, &c->slots[p->len], k);
+            if (len == (size_t)-1) return (size_t)-1;
             n += len;
         }
     }
