@@ -32,7 +32,7 @@ struct glyd_DCtx_s {
     unsigned long long segMax;
     glyd_blockHeader bh;
     glyd_rowGroupHeader gh;     /* records frames: the row group being read */
-    glyd_buffer cols;          /* records frames: a row group's log columns */
+    glyd_rowGroupScratch rows;  /* records frames: what decoding a row group works in */
     size_t bodySize;
     uint8_t* body;              /* a block's payload (a row group's), when it arrives in pieces */
     size_t bodyCap, bodyLen;
@@ -87,7 +87,7 @@ size_t glyd_freeDCtx(glyd_DCtx* d)
     if (d->lzReady) glyd_lzDFree(&d->lz);
     glyd_free(d->body, d->mem);
     glyd_free(d->win, d->mem);
-    glyd_bufferFree(&d->cols, d->mem);
+    glyd_rowGroupScratchFree(&d->rows, d->mem);
     glyd_dictFree(&d->dict, d->mem);
     glyd_free(d, d->mem);
     return 0;
@@ -250,14 +250,14 @@ typedef struct {
 typedef struct {
     mt_dec* m;
     glyd_lzDCtx* lz;
-    glyd_buffer cols;
+    glyd_rowGroupScratch rows;
     glyd_customMem mem;
 } mt_worker;
 
 /* One mapped segment (a row group in a records frame) into dst, which
- * holds its content; cols is scratch for a row group's columns. */
+ * holds its content; rows is scratch for row groups. */
 static size_t decode_segment(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const uint8_t* frame,
-                             const glyd_segment* seg, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
+                             const glyd_segment* seg, uint8_t* dst, glyd_rowGroupScratch* rows, glyd_customMem mem)
 {
     size_t used, n;
     int sawLast;
@@ -266,7 +266,7 @@ static size_t decode_segment(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const 
         FORWARD_IF_ERROR(glyd_rowGroupHeaderRead(&gh, frame + seg->srcOffset, fh));
         RETURN_ERROR_IF(GLYD_ROWGROUP_HEADER_SIZE + (size_t)gh.bodySize != seg->srcSize ||
                         gh.textSize != seg->dstSize, corruption_detected, "row group unlike its map");
-        return glyd_rowGroupDecode(lz, fh, &gh, frame + seg->srcOffset + GLYD_ROWGROUP_HEADER_SIZE, dst, cols,
+        return glyd_rowGroupDecode(lz, fh, &gh, frame + seg->srcOffset + GLYD_ROWGROUP_HEADER_SIZE, dst, rows,
                                    mem);
     }
     n = glyd_decodeRun(lz, fh, dst, dst + seg->dstSize, frame + seg->srcOffset, seg->srcSize, &used, &sawLast);
@@ -285,7 +285,7 @@ static void mt_worker_run(void* arg)
         size_t r;
         if (i >= m->map->nbSegments) return;
         seg = &m->map->segments[i];
-        r = decode_segment(w->lz, &m->map->fh, m->frame, seg, m->ostart + seg->dstOffset, &w->cols, w->mem);
+        r = decode_segment(w->lz, &m->map->fh, m->frame, seg, m->ostart + seg->dstOffset, &w->rows, w->mem);
         pthread_mutex_lock(&m->lock);
         m->results[i] = r;
         m->done[i] = 1;
@@ -348,8 +348,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
     for (j = 0; j < nbWorkers; j++) {
         workers[j].m = &m;
         workers[j].lz = &d->wlz[j];
-        workers[j].cols.buf = NULL;
-        workers[j].cols.cap = 0;
+        memset(&workers[j].rows, 0, sizeof workers[j].rows);
         workers[j].mem = d->mem;
         glyd_poolAdd(d->pool, mt_worker_run, &workers[j]);
     }
@@ -366,7 +365,7 @@ static size_t decode_frame_mt(glyd_DCtx* d, const glyd_frameMap* map, const uint
         if (check) glyd_csumUpdate(&xxh, ostart + map->segments[i].dstOffset, map->segments[i].dstSize);
     }
     glyd_poolWait(d->pool);
-    for (j = 0; j < nbWorkers; j++) glyd_bufferFree(&workers[j].cols, d->mem);
+    for (j = 0; j < nbWorkers; j++) glyd_rowGroupScratchFree(&workers[j].rows, d->mem);
     pthread_mutex_destroy(&m.lock);
     pthread_cond_destroy(&m.cond);
     glyd_free(m.done, d->mem);
@@ -414,7 +413,7 @@ static size_t decode_row_groups(glyd_DCtx* d, const glyd_frameHeader* fh, uint8_
         pos += GLYD_ROWGROUP_HEADER_SIZE;
         RETURN_ERROR_IF(srcSize - pos < gh.bodySize, srcSize_truncated, "row group");
         RETURN_ERROR_IF(gh.textSize > cap - op, dstSize_tooSmall, "content larger than the destination");
-        n = glyd_rowGroupDecode(&d->lz, fh, &gh, src + pos, dst + op, &d->cols, d->mem);
+        n = glyd_rowGroupDecode(&d->lz, fh, &gh, src + pos, dst + op, &d->rows, d->mem);
         FORWARD_IF_ERROR(n);
         op += n;
         pos += gh.bodySize;
@@ -667,7 +666,7 @@ static size_t stream_row_group(glyd_DCtx* d, const uint8_t* b)
     assert(d->winFlushed == d->winPos);
     d->winPos = d->winFlushed = 0;
     RETURN_ERROR_IF(d->gh.textSize > d->winSize, contentSize_wrong, "content beyond the declared size");
-    n = glyd_rowGroupDecode(&d->lz, &d->fh, &d->gh, b, d->win, &d->cols, d->mem);
+    n = glyd_rowGroupDecode(&d->lz, &d->fh, &d->gh, b, d->win, &d->rows, d->mem);
     FORWARD_IF_ERROR(n);
     d->decoded += n;
     RETURN_ERROR_IF(d->fh.contentSize != GLYD_CONTENTSIZE_UNKNOWN && d->decoded > d->fh.contentSize,
@@ -903,7 +902,7 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
         skip = (size_t)(want - seg->dstOffset);
         take = GLYD_MIN(seg->dstSize - skip, dstCapacity - written);
         if (skip == 0 && take == seg->dstSize) {
-            n = decode_segment(&d->lz, &map.fh, in, seg, out + written, &d->cols, d->mem);
+            n = decode_segment(&d->lz, &map.fh, in, seg, out + written, &d->rows, d->mem);
         } else {
             if (tmpCap < seg->dstSize) {
                 glyd_free(tmp, d->mem);
@@ -911,7 +910,7 @@ size_t glyd_decompressRange(glyd_DCtx* d, void* dst, size_t dstCapacity, const v
                 tmpCap = tmp ? seg->dstSize : 0;
             }
             if (!tmp) { err = GLYD_ERROR(memory_allocation); break; }
-            n = decode_segment(&d->lz, &map.fh, in, seg, tmp, &d->cols, d->mem);
+            n = decode_segment(&d->lz, &map.fh, in, seg, tmp, &d->rows, d->mem);
             if (!GLYD_IS_ERROR(n)) memcpy(out + written, tmp + skip, take);
         }
         if (GLYD_IS_ERROR(n)) { err = n; break; }

@@ -8,6 +8,7 @@
 #define GLYD_FRAME_H
 
 #include "../lz/lz.h"
+#include "../records/records.h"
 
 #define GLYD_MAGIC               0x594C47F7U /* bytes F7 'G' 'L' 'Y' */
 #define GLYD_FORMAT_VERSION      1
@@ -196,11 +197,20 @@ void glyd_rowGroupCoderFree(glyd_rowGroupCoder* rc);
 size_t glyd_decodeRun(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* dst, uint8_t* dstEnd,
                       const uint8_t* src, size_t srcSize, size_t* srcUsed, int* sawLast);
 
+/* What decoding row groups works in, kept from one row group to the next
+ * (zeros to start): a group's log columns, and the arrays that rebuild
+ * its text from them. */
+typedef struct {
+    glyd_buffer columns;
+    glyd_logScratch rebuild;
+} glyd_rowGroupScratch;
+void glyd_rowGroupScratchFree(glyd_rowGroupScratch* s, glyd_customMem mem);
+
 /* A row group's text from its body into dst (textSize bytes of room), its
- * header read by glyd_rowGroupHeaderRead; *cols is scratch for log
- * columns, grown as needed (records_decode.c). */
+ * header read by glyd_rowGroupHeaderRead, in *scratch, grown as needed
+ * (records_decode.c). */
 size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const glyd_rowGroupHeader* gh,
-                           const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem);
+                           const uint8_t* body, uint8_t* dst, glyd_rowGroupScratch* scratch, glyd_customMem mem);
 
 /* True if src[0..n) is one byte repeated (n > 0). */
 int glyd_isRun(const uint8_t* src, size_t n);

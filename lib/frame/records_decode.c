@@ -32,9 +32,10 @@ static size_t decode_run(glyd_lzDCtx* lz, const glyd_frameHeader* fh, uint8_t* d
 }
 
 /* A column set back to the row group's text. */
-static size_t rebuild(const glyd_rowGroupHeader* gh, uint8_t* dst, const uint8_t* cols, size_t size)
+static size_t rebuild(const glyd_rowGroupHeader* gh, uint8_t* dst, const uint8_t* cols, size_t size,
+                      glyd_rowGroupScratch* scratch, glyd_customMem mem)
 {
-    size_t const n = glyd_logFromColumns(dst, gh->textSize, cols, size);
+    size_t const n = glyd_logFromColumnsIn(dst, gh->textSize, cols, size, &scratch->rebuild, mem);
     if (GLYD_IS_ERROR(n)) RETURN_ERROR(corruption_detected, "log columns that do not hold together");
     RETURN_ERROR_IF(n != gh->textSize, corruption_detected, "log columns of another size than their row group");
     return n;
@@ -43,8 +44,9 @@ static size_t rebuild(const glyd_rowGroupHeader* gh, uint8_t* dst, const uint8_t
 /* A body of log columns in one context-mixing stream: their size, then
  * the stream. */
 static size_t decode_cm_columns(const glyd_rowGroupHeader* gh, const uint8_t* body, uint8_t* dst,
-                                glyd_buffer* cols, glyd_customMem mem)
+                                glyd_rowGroupScratch* scratch, glyd_customMem mem)
 {
+    glyd_buffer* const cols = &scratch->columns;
     uint64_t size;
     size_t const prefix = glyd_readVarint(body, gh->bodySize, &size);
     size_t n;
@@ -53,12 +55,19 @@ static size_t decode_cm_columns(const glyd_rowGroupHeader* gh, const uint8_t* bo
     FORWARD_IF_ERROR(glyd_bufferReserve(cols, (size_t)size, mem));
     n = glyd_cmDecompress(cols->buf, (size_t)size, body + prefix, gh->bodySize - prefix);
     FORWARD_IF_ERROR(n);
-    return rebuild(gh, dst, cols->buf, n);
+    return rebuild(gh, dst, cols->buf, n, scratch, mem);
+}
+
+void glyd_rowGroupScratchFree(glyd_rowGroupScratch* s, glyd_customMem mem)
+{
+    glyd_bufferFree(&s->columns, mem);
+    glyd_logScratchFree(&s->rebuild, mem);
 }
 
 size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const glyd_rowGroupHeader* gh,
-                           const uint8_t* body, uint8_t* dst, glyd_buffer* cols, glyd_customMem mem)
+                           const uint8_t* body, uint8_t* dst, glyd_rowGroupScratch* scratch, glyd_customMem mem)
 {
+    glyd_buffer* const cols = &scratch->columns;
     size_t pos = 0, used, n, filled = 0, runs;
     switch (gh->kind) {
     case GLYD_ROWGROUP_TEXT:
@@ -70,7 +79,7 @@ size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const gl
     case GLYD_ROWGROUP_TEXT_CM:
         return glyd_cmDecompress(dst, gh->textSize, body, gh->bodySize);
     case GLYD_ROWGROUP_LOGCOLUMNS_CM:
-        return decode_cm_columns(gh, body, dst, cols, mem);
+        return decode_cm_columns(gh, body, dst, scratch, mem);
     default:
         break;
     }
@@ -85,5 +94,5 @@ size_t glyd_rowGroupDecode(glyd_lzDCtx* lz, const glyd_frameHeader* fh, const gl
         }
     }
     RETURN_ERROR_IF(pos != gh->bodySize, corruption_detected, "row group body with bytes past its runs");
-    return rebuild(gh, dst, cols->buf, filled);
+    return rebuild(gh, dst, cols->buf, filled, scratch, mem);
 }

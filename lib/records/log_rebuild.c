@@ -239,21 +239,24 @@ typedef struct {
     uint64_t* scales;           /* per decimal slot, its fraction's digits */
     const uint8_t** strText;
     uint64_t* strLen;
+    glyd_logScratch* scratch;   /* where the arrays above live */
+    glyd_customMem mem;
 } columns;
 
-static void columns_free(columns* c)
+/* An array of scratch's, of `size` bytes (zeros where `zeroed`), its
+ * earlier contents not kept. */
+static void* take_array(columns* c, unsigned array, size_t size, int zeroed)
 {
-    free(c->templates);
-    free(c->slots);
-    free(c->pieces);
-    free(c->literal);
-    free(c->lineTemplate);
-    free(c->joined);
-    free(c->ints);
-    free(c->zeros);
-    free(c->scales);
-    free(c->strText);
-    free(c->strLen);
+    glyd_buffer* const b = &c->scratch->array[array];
+    if (GLYD_IS_ERROR(glyd_bufferReserve(b, size, c->mem))) return NULL;
+    if (zeroed) memset(b->buf, 0, size);
+    return b->buf;
+}
+
+void glyd_logScratchFree(glyd_logScratch* s, glyd_customMem mem)
+{
+    unsigned k;
+    for (k = 0; k < GLYD_LOGSCRATCH_ARRAYS; k++) glyd_bufferFree(&s->array[k], mem);
 }
 
 static size_t read_templates(columns* c, reader r)
@@ -264,9 +267,10 @@ static size_t read_templates(columns* c, reader r)
     RETURN_ERROR_IF(c->nbTemplates > r.size || c->nbTemplates > UINT32_MAX, corruption_detected,
                     "more templates than bytes");
     /* a template's pieces and literal bytes are no more than its bytes */
-    c->templates = (template_use*)calloc((size_t)c->nbTemplates + 1, sizeof(template_use));
-    c->pieces = pieces = (piece*)malloc((r.size + 1) * sizeof(piece));
-    c->literal = literal = (uint8_t*)malloc(r.size + 16);
+    c->templates = (template_use*)take_array(c, GLYD_LOGSCRATCH_TEMPLATES,
+                                             ((size_t)c->nbTemplates + 1) * sizeof(template_use), 1);
+    c->pieces = pieces = (piece*)take_array(c, GLYD_LOGSCRATCH_PIECES, (r.size + 1) * sizeof(piece), 0);
+    c->literal = literal = (uint8_t*)take_array(c, GLYD_LOGSCRATCH_LITERAL, r.size + 16, 0);
     RETURN_ERROR_IF(!c->templates || !pieces || !literal, memory_allocation, "log templates");
     for (k = 0; k < c->nbTemplates; k++) {
         template_use* const t = &c->templates[k];
@@ -288,10 +292,10 @@ static size_t read_lines(columns* c, reader r, int joinedLines)
 {
     uint64_t i;
     RETURN_ERROR_IF(c->nbLines > r.size, corruption_detected, "more lines than bytes");
-    c->lineTemplate = (uint32_t*)malloc((size_t)c->nbLines * sizeof(uint32_t) + 1);
+    c->lineTemplate = (uint32_t*)take_array(c, GLYD_LOGSCRATCH_LINES, (size_t)c->nbLines * sizeof(uint32_t) + 1, 0);
     RETURN_ERROR_IF(!c->lineTemplate, memory_allocation, "log lines");
     if (joinedLines) {
-        c->joined = (uint8_t*)malloc((size_t)c->nbLines + 1);
+        c->joined = (uint8_t*)take_array(c, GLYD_LOGSCRATCH_JOINED, (size_t)c->nbLines + 1, 0);
         RETURN_ERROR_IF(!c->joined, memory_allocation, "log lines");
     }
     for (i = 0; i < c->nbLines; i++) {
@@ -395,11 +399,11 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
                         "string count");
         RETURN_ERROR_IF(!add_product(&nbScales, t->nbDecimals, 1, rz.size), corruption_detected, "scale count");
     }
-    c->ints = (int64_t*)malloc((size_t)nbInts * sizeof(int64_t) + 1);
-    c->zeros = (uint64_t*)malloc((size_t)nbZeros * sizeof(uint64_t) + 1);
-    c->scales = (uint64_t*)malloc((size_t)nbScales * sizeof(uint64_t) + 1);
-    c->strText = (const uint8_t**)malloc((size_t)nbStrings * sizeof(uint8_t*) + 1);
-    c->strLen = (uint64_t*)malloc((size_t)nbStrings * sizeof(uint64_t) + 1);
+    c->ints = (int64_t*)take_array(c, GLYD_LOGSCRATCH_INTS, (size_t)nbInts * sizeof(int64_t) + 1, 0);
+    c->zeros = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_ZEROS, (size_t)nbZeros * sizeof(uint64_t) + 1, 0);
+    c->scales = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_SCALES, (size_t)nbScales * sizeof(uint64_t) + 1, 0);
+    c->strText = (const uint8_t**)take_array(c, GLYD_LOGSCRATCH_STRTEXT, (size_t)nbStrings * sizeof(uint8_t*) + 1, 0);
+    c->strLen = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_STRLEN, (size_t)nbStrings * sizeof(uint64_t) + 1, 0);
     RETURN_ERROR_IF(!c->ints || !c->zeros || !c->scales || !c->strText || !c->strLen, memory_allocation,
                     "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
@@ -461,7 +465,7 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
 static size_t bind_slots(columns* c)
 {
     uint64_t k, at = 0;
-    c->slots = (slot_columns*)calloc((size_t)c->nbSlots + 1, sizeof(slot_columns));
+    c->slots = (slot_columns*)take_array(c, GLYD_LOGSCRATCH_SLOTS, ((size_t)c->nbSlots + 1) * sizeof(slot_columns), 1);
     RETURN_ERROR_IF(!c->slots, memory_allocation, "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
         const template_use* const t = &c->templates[k];
@@ -573,6 +577,17 @@ size_t glyd_logColumnPieces(const void* src, size_t size, size_t pieces[GLYD_LOG
 
 size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_t size)
 {
+    glyd_logScratch scratch;
+    size_t r;
+    memset(&scratch, 0, sizeof scratch);
+    r = glyd_logFromColumnsIn(dst, dstCapacity, src, size, &scratch, glyd_defaultCMem);
+    glyd_logScratchFree(&scratch, glyd_defaultCMem);
+    return r;
+}
+
+size_t glyd_logFromColumnsIn(void* dst, size_t dstCapacity, const void* src, size_t size, glyd_logScratch* scratch,
+                             glyd_customMem mem)
+{
     reader r = { (const uint8_t*)src, size, 0 };
     columns c;
     head h;
@@ -580,6 +595,8 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
     size_t at = 0, result = 0;
     unsigned s;
     memset(&c, 0, sizeof c);
+    c.scratch = scratch;
+    c.mem = mem;
     FORWARD_IF_ERROR(read_head(&h, src, size));
     c.end = (const uint8_t*)src + size;
     c.version = ((const uint8_t*)src)[0];
@@ -613,6 +630,5 @@ size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* src, size_
         }
     }
     if (!GLYD_IS_ERROR(result)) result = at == rebuilt ? at : GLYD_ERROR(corruption_detected);
-    columns_free(&c);
     return result;
 }

@@ -161,4 +161,31 @@ size_t glyd_logColumnPieces(const void* columns, size_t size, size_t pieces[GLYD
  * bounds, whatever the input. */
 size_t glyd_logFromColumns(void* dst, size_t dstCapacity, const void* columns, size_t size);
 
+/* The arrays a rebuild works in (templates, lines, values), kept from one
+ * rebuild to the next: fresh ones for every row group would be pages the
+ * kernel must fault in and clear, a quarter of decoding a table's time.
+ * Zero it before its first use; glyd_logScratchFree gives it back. */
+enum {
+    GLYD_LOGSCRATCH_TEMPLATES,
+    GLYD_LOGSCRATCH_PIECES,
+    GLYD_LOGSCRATCH_LITERAL,
+    GLYD_LOGSCRATCH_LINES,
+    GLYD_LOGSCRATCH_JOINED,
+    GLYD_LOGSCRATCH_INTS,
+    GLYD_LOGSCRATCH_ZEROS,
+    GLYD_LOGSCRATCH_SCALES,
+    GLYD_LOGSCRATCH_STRTEXT,
+    GLYD_LOGSCRATCH_STRLEN,
+    GLYD_LOGSCRATCH_SLOTS,
+    GLYD_LOGSCRATCH_ARRAYS
+};
+typedef struct {
+    glyd_buffer array[GLYD_LOGSCRATCH_ARRAYS];
+} glyd_logScratch;
+void glyd_logScratchFree(glyd_logScratch* s, glyd_customMem mem);
+
+/* glyd_logFromColumns in scratch's arrays, allocated through mem. */
+size_t glyd_logFromColumnsIn(void* dst, size_t dstCapacity, const void* columns, size_t size, glyd_logScratch* scratch,
+                             glyd_customMem mem);
+
 #endif

@@ -119,6 +119,63 @@ TEST(records_frames_corpus_round_trip)
     }
 }
 
+static void* counted_alloc(void* opaque, size_t size)
+{
+    ++*(size_t*)opaque;
+    return malloc(size);
+}
+static void counted_free(void* opaque, void* address)
+{
+    (void)opaque;
+    free(address);
+}
+
+TEST(records_frames_one_context_decodes_many)
+{
+    /* one context, the corpus's logs and tables in turn: what a row group
+     * leaves in the context never shows in the next, decoding a frame
+     * again allocates nothing, and a damaged frame leaves the context
+     * fit for the next */
+    static const char* const kFolders[] = { "logs", "tables" };
+    size_t allocations = 0;
+    glyd_customMem const mem = { counted_alloc, counted_free, &allocations };
+    glyd_DCtx* const d = glyd_createDCtx_advanced(mem);
+    size_t f;
+    CHECK(d != NULL);
+    if (!d) return;
+    for (f = 0; f < 2; f++) {
+        char* paths[64];
+        int const nb = corpus_files(kFolders[f], paths, 64);
+        int k;
+        for (k = 0; k < nb; k++) {
+            size_t n, size;
+            uint8_t* const data = read_file(paths[k], &n);
+            uint8_t* const frame = data ? records_frame(data, n, 3, 0, 0, &size) : NULL;
+            uint8_t* const back = (uint8_t*)malloc(n + 1);
+            if (frame && back) {
+                size_t before, r;
+                CHECK(glyd_decompressDCtx(d, back, n, frame, size) == n && !memcmp(back, data, n));
+                before = allocations;
+                memset(back, 0, n);
+                CHECK(glyd_decompressDCtx(d, back, n, frame, size) == n && !memcmp(back, data, n));
+                CHECK(allocations == before);
+                /* a damaged body stops a decode halfway; the context
+                 * still decodes the frame whole */
+                frame[size / 2] ^= 0x10;
+                r = glyd_decompressDCtx(d, back, n, frame, size);
+                frame[size / 2] ^= 0x10;
+                CHECK(glyd_isError(r) || r == n);
+                CHECK(glyd_decompressDCtx(d, back, n, frame, size) == n && !memcmp(back, data, n));
+            }
+            free(back);
+            free(frame);
+            free(data);
+            free(paths[k]);
+        }
+    }
+    glyd_freeDCtx(d);
+}
+
 TEST(records_frames_context_mixed_at_the_highest_levels)
 {
     /* --max tries the text and the columns through the context-mixing
