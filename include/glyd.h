@@ -233,8 +233,8 @@ typedef enum {
      * row groups, each coded as typed columns where that takes less than
      * the text itself (docs/RECORDS.md). A row group holds at most
      * 2^segmentLog bytes (default 2^24, at most 2^30), cut at a line's end;
-     * decoding one takes about four times that in memory (up to ten for
-     * text of one-digit numbers), which a DCtx keeps for the next row
+     * decoding one takes about four times that in memory (up to seven
+     * for text of one-digit numbers), which a DCtx keeps for the next row
      * group until it is freed. From level 20
      * each row group is also tried through a context-mixing coder (far
      * smaller on logs, tables and prose; 0.2-0.4 MB/s compressing and

@@ -35,13 +35,18 @@ typedef struct {
     const uint8_t* text;
 } piece;
 
+/* Where a string value lies in the column set, which is under 4 GiB:
+ * eight bytes a value, where a pointer and a size took sixteen. */
+typedef struct {
+    uint32_t at, len;
+} string_ref;
+
 /* A variable's slot, once its values are read: line k's value, zeros,
  * string at [k]; a number's scale. */
 typedef struct {
     const int64_t* values;
-    const uint64_t* zeros;
-    const uint8_t* const* strText;
-    const uint64_t* strLen;
+    const uint16_t* zeros;
+    const string_ref* strings;
     uint64_t scale;
 } slot_columns;
 
@@ -229,16 +234,16 @@ typedef struct {
     uint64_t nbSlots;
     piece* pieces;              /* every template's, one after the other */
     uint8_t* literal;           /* their literal bytes, 16 bytes to spare */
+    const uint8_t* start;       /* of the column set, where string_refs count from */
     const uint8_t* end;         /* of the column set: strings are readable up to it */
     uint64_t nbTemplates;
     uint32_t* lineTemplate;
     uint8_t* joined;            /* per line, where lines say whether they were cut from the next */
     uint64_t nbLines;
     int64_t* ints;
-    uint64_t* zeros;            /* a decimal's: its leading zeros << 8 | the digits it drops */
+    uint16_t* zeros;            /* a decimal's: its leading zeros << 8 | the digits it drops */
     uint64_t* scales;           /* per decimal slot, its fraction's digits */
-    const uint8_t** strText;
-    uint64_t* strLen;
+    string_ref* strings;
     glyd_logScratch* scratch;   /* where the arrays above live */
     glyd_customMem mem;
 } columns;
@@ -345,7 +350,7 @@ static size_t read_deltas(reader* r, int64_t* values, const int64_t* bases, uint
  * | drop). Version 2 writes forms as varints; version 3 packs them in as
  * many bits as the slot's largest takes, a count the header carries. */
 static size_t read_decimal_zeros(reader* rz, int packed, uint64_t lines, uint64_t number, uint64_t* scale,
-                                 uint64_t* zeros)
+                                 uint16_t* zeros)
 {
     uint64_t n, sc, base, width = 0, acc = 0, held = 0;
     RETURN_ERROR_IF(!read_varint(rz, &sc), corruption_detected, "decimal scale");
@@ -373,7 +378,7 @@ static size_t read_decimal_zeros(reader* rz, int packed, uint64_t lines, uint64_
         }
         RETURN_ERROR_IF(v >= (GLYD_LOGCOL_DIGITS_MAX + 1) * (sc + 1), corruption_detected, "decimal zeros");
         /* most numbers have no leading zeros: no division */
-        zeros[n] = v <= sc ? v : sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8;
+        zeros[n] = (uint16_t)(v <= sc ? v : sc ? (v / (sc + 1)) << 8 | v % (sc + 1) : v << 8);
     }
     /* the last byte's bits past the forms are zeros */
     RETURN_ERROR_IF(acc, corruption_detected, "decimal forms");
@@ -400,11 +405,10 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
         RETURN_ERROR_IF(!add_product(&nbScales, t->nbDecimals, 1, rz.size), corruption_detected, "scale count");
     }
     c->ints = (int64_t*)take_array(c, GLYD_LOGSCRATCH_INTS, (size_t)nbInts * sizeof(int64_t) + 1, 0);
-    c->zeros = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_ZEROS, (size_t)nbZeros * sizeof(uint64_t) + 1, 0);
+    c->zeros = (uint16_t*)take_array(c, GLYD_LOGSCRATCH_ZEROS, (size_t)nbZeros * sizeof(uint16_t) + 1, 0);
     c->scales = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_SCALES, (size_t)nbScales * sizeof(uint64_t) + 1, 0);
-    c->strText = (const uint8_t**)take_array(c, GLYD_LOGSCRATCH_STRTEXT, (size_t)nbStrings * sizeof(uint8_t*) + 1, 0);
-    c->strLen = (uint64_t*)take_array(c, GLYD_LOGSCRATCH_STRLEN, (size_t)nbStrings * sizeof(uint64_t) + 1, 0);
-    RETURN_ERROR_IF(!c->ints || !c->zeros || !c->scales || !c->strText || !c->strLen, memory_allocation,
+    c->strings = (string_ref*)take_array(c, GLYD_LOGSCRATCH_STRINGS, (size_t)nbStrings * sizeof(string_ref) + 1, 0);
+    RETURN_ERROR_IF(!c->ints || !c->zeros || !c->scales || !c->strings, memory_allocation,
                     "log columns");
     for (k = 0; k < c->nbTemplates; k++) {
         const template_use* const t = &c->templates[k];
@@ -415,7 +419,13 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
         for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
             if (p->kind == GLYD_LOGCOL_DIGITS) {
                 for (n = 0; n < t->lines; n++, z++)
-                    RETURN_ERROR_IF(!read_varint(&rz, &c->zeros[z]), corruption_detected, "zeros column");
+                {
+                    uint64_t v;
+                    /* a run's zeros and digits are GLYD_LOGCOL_DIGITS_MAX at most */
+                    RETURN_ERROR_IF(!read_varint(&rz, &v) || v > GLYD_LOGCOL_DIGITS_MAX, corruption_detected,
+                                    "zeros column");
+                    c->zeros[z] = (uint16_t)v;
+                }
             } else if (p->kind == GLYD_LOGCOL_DECIMAL) {
                 FORWARD_IF_ERROR(
                     read_decimal_zeros(&rz, c->version >= 3, t->lines, number, &c->scales[sc++], &c->zeros[z]));
@@ -438,15 +448,14 @@ static size_t read_values(columns* c, reader ri, reader rz, reader rr, reader rs
                 uint64_t rank, m;
                 RETURN_ERROR_IF(!read_varint(&rr, &rank) || rank > nbRecent, corruption_detected, "string reference");
                 if (rank) {
-                    c->strText[j] = c->strText[recent[rank - 1]];
-                    c->strLen[j] = c->strLen[recent[rank - 1]];
+                    c->strings[j] = c->strings[recent[rank - 1]];
                     m = rank - 1;
                 } else {
                     uint64_t len;
                     RETURN_ERROR_IF(!read_varint(&rs, &len) || len > rs.size - rs.pos, corruption_detected,
                                     "string column");
-                    c->strText[j] = rs.p + rs.pos;
-                    c->strLen[j] = len;
+                    c->strings[j].at = (uint32_t)(rs.p + rs.pos - c->start);
+                    c->strings[j].len = (uint32_t)len;
                     rs.pos += (size_t)len;
                     m = nbRecent < GLYD_LOGCOL_RECENT ? nbRecent++ : GLYD_LOGCOL_RECENT - 1;
                 }
@@ -476,8 +485,7 @@ static size_t bind_slots(columns* c)
             if (p->kind == PIECE_TEXT) continue;
             p->len = (uint32_t)at++;
             if (p->kind == GLYD_LOGCOL_STRING) {
-                s->strText = c->strText + t->firstString + string * t->lines;
-                s->strLen = c->strLen + t->firstString + string++ * t->lines;
+                s->strings = c->strings + t->firstString + string++ * t->lines;
                 continue;
             }
             s->values = c->ints + t->firstInt + number++ * t->lines;
@@ -504,9 +512,10 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
             n += p->len;
         } else if (p->kind == GLYD_LOGCOL_STRING) {
             const slot_columns* const s = &c->slots[p->len];
-            size_t const len = (size_t)s->strLen[k];
+            size_t const len = s->strings[k].len;
+            const uint8_t* const text = c->start + s->strings[k].at;
             if (len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, s->strText[k], len, (size_t)(c->end - s->strText[k]));
+            copy_bytes(out + n, room - n, text, len, (size_t)(c->end - text));
             n += len;
         } else {
             size_t const len = put_number(out + n, room - n, p->kind, &c->slots[p->len], k);
@@ -598,6 +607,8 @@ size_t glyd_logFromColumnsIn(void* dst, size_t dstCapacity, const void* src, siz
     c.scratch = scratch;
     c.mem = mem;
     FORWARD_IF_ERROR(read_head(&h, src, size));
+    RETURN_ERROR_IF(size > UINT32_MAX, corruption_detected, "log columns over 4 GiB");
+    c.start = (const uint8_t*)src;
     c.end = (const uint8_t*)src + size;
     c.version = ((const uint8_t*)src)[0];
     c.last = c.version >= 2 ? GLYD_LOGCOL_DECIMAL : GLYD_LOGCOL_STRING;
