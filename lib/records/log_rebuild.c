@@ -26,15 +26,6 @@ static inline int read_varint(reader* r, uint64_t* v)
     return n != 0;
 }
 
-/* A piece of a template as the rebuild walks it: a run of literal bytes
- * (escapes undone), or a variable (GLYD_LOGCOL_INT, _DIGITS, _STRING). */
-enum { PIECE_TEXT = 0 };
-typedef struct {
-    uint32_t kind;
-    uint32_t len;               /* PIECE_TEXT: bytes at text; a variable: its slot's number */
-    const uint8_t* text;
-} piece;
-
 /* Where a string value lies in the column set, which is under 4 GiB:
  * eight bytes a value, where a pointer and a size took sixteen. */
 typedef struct {
@@ -49,6 +40,19 @@ typedef struct {
     const string_ref* strings;
     uint64_t scale;
 } slot_columns;
+
+/* A piece of a template as the rebuild walks it: a run of literal bytes
+ * (escapes undone), then a variable (GLYD_LOGCOL_INT, _DIGITS, _STRING,
+ * _DECIMAL), or none (PIECE_TEXT: the text after the last variable).
+ * One piece a variable, not one for its text and one for itself: the
+ * rebuild's loop turns half as often. */
+enum { PIECE_TEXT = 0 };
+typedef struct {
+    uint32_t kind;
+    uint32_t textLen;
+    const uint8_t* text;
+    const slot_columns* slot;   /* the variable's, once bound */
+} piece;
 
 /* A template as the lines use it. */
 typedef struct {
@@ -70,6 +74,7 @@ static int read_template(template_use* t, const uint8_t* bytes, size_t size, uin
 {
     piece* p = *pieces;
     uint8_t* lit = *literal;
+    const uint8_t* text = lit; /* the literal bytes since the last variable */
     size_t i;
     t->pieces = p;
     for (i = 0; i < size; i++) {
@@ -80,23 +85,25 @@ static int read_template(template_use* t, const uint8_t* bytes, size_t size, uin
             t->nbStrings += c == GLYD_LOGCOL_STRING;
             t->nbDecimals += c == GLYD_LOGCOL_DECIMAL;
             p->kind = c;
-            p->len = 0;
-            p->text = NULL;
+            p->textLen = (uint32_t)(lit - text);
+            p->text = text;
+            p->slot = NULL;
             p++;
+            text = lit;
             continue;
         }
         if (c == GLYD_LOGCOL_ESCAPE) {
             if (++i == size || bytes[i] < GLYD_LOGCOL_ESCAPE || bytes[i] > last) return 0;
             c = bytes[i];
         }
-        if (p == t->pieces || p[-1].kind != PIECE_TEXT) {
-            p->kind = PIECE_TEXT;
-            p->len = 0;
-            p->text = lit;
-            p++;
-        }
-        p[-1].len++;
         *lit++ = c;
+    }
+    if (lit > text) {
+        p->kind = PIECE_TEXT;
+        p->textLen = (uint32_t)(lit - text);
+        p->text = text;
+        p->slot = NULL;
+        p++;
     }
     t->nbPieces = (size_t)(p - t->pieces);
     *pieces = p;
@@ -483,7 +490,8 @@ static size_t bind_slots(columns* c)
         for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
             slot_columns* const s = &c->slots[at];
             if (p->kind == PIECE_TEXT) continue;
-            p->len = (uint32_t)at++;
+            p->slot = s;
+            at++;
             if (p->kind == GLYD_LOGCOL_STRING) {
                 s->strings = c->strings + t->firstString + string++ * t->lines;
                 continue;
@@ -506,19 +514,17 @@ static size_t rebuild_line(columns* c, uint64_t i, uint8_t* out, size_t room)
     const piece* p;
     size_t n = 0;
     for (p = t->pieces; p < t->pieces + t->nbPieces; p++) {
-        if (p->kind == PIECE_TEXT) {
-            if (p->len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, p->text, p->len, p->len + 16); /* the store has 16 to spare */
-            n += p->len;
-        } else if (p->kind == GLYD_LOGCOL_STRING) {
-            const slot_columns* const s = &c->slots[p->len];
-            size_t const len = s->strings[k].len;
-            const uint8_t* const text = c->start + s->strings[k].at;
-            if (len > room - n) return (size_t)-1;
-            copy_bytes(out + n, room - n, text, len, (size_t)(c->end - text));
-            n += len;
-        } else {
-            size_t const len = put_number(out + n, room - n, p->kind, &c->slots[p->len], k);
+        if (p->textLen > room - n) return (size_t)-1;
+        copy_bytes(out + n, room - n, p->text, p->textLen, p->textLen + 16); /* the store has 16 to spare */
+        n += p->textLen;
+        if (p->kind == GLYD_LOGCOL_STRING) {
+            string_ref const r = p->slot->strings[k];
+            const uint8_t* const text = c->start + r.at;
+            if (r.len > room - n) return (size_t)-1;
+            copy_bytes(out + n, room - n, text, r.len, (size_t)(c->end - text));
+            n += r.len;
+        } else if (p->kind != PIECE_TEXT) {
+            size_t const len = put_number(out + n, room - n, p->kind, p->slot, k);
             if (len == (size_t)-1) return (size_t)-1;
             n += len;
         }
