@@ -9,6 +9,7 @@
 #   make fuzz          libFuzzer targets, each run FUZZ_SECONDS (default 60)
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
+#   make bench-kv      KV pages on the kv fixture's real caches, against bf16
 #   make bench-records glyd -r on the corpus logs and tables, against zstd -19, xz
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
 #   make bench-tiles   the prompt kernels (fp32, bf16 pairs) against the FMA peak
@@ -69,7 +70,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 # What programs of this tree link: both libraries, statically.
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-records bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
+.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-kv bench-records bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
         uninstall clean py-test bench-python bench-from-pretrained \
         portable cuda cuda-cpu bench-engine-qwen35
 
@@ -150,7 +151,8 @@ valgrind:
 	    gpu_backend_emulated_tiny gpu_backend_emulated_top_k gpu_backend_emulated_sampling \
 	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_ records_frames_cut \
 	    records_frames_small records_frames_flush records_frames_refuse records_flag \
-	    cm_refuses_a_stream cm_streams_do_not records_frames_context_mixed_damage
+	    cm_refuses_a_stream cm_streams_do_not records_frames_context_mixed_damage \
+	    kv_pages_of_one kv_pages_refuse
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
@@ -182,11 +184,12 @@ portable:
 # fuzz_config reads config.json files (seeds: real configs); fuzz_index,
 # packed-model indexes inside the fixture's packed model (seed: its index).
 # fuzz_chat_template, chat templates (seeds: the vendors' templates).
+# fuzz_kv_page, KV pages (seeds: slices of the kv fixture's caches).
 # fuzz_records, log columns (seeds: the corpus logs' and CSV heads, as text and as
 # columns, and an SQL dump); fuzz_cm, the context-mixing coder (seeds: the same).
 # The targets link the library and the engine compiled once, instrumented
 # for coverage and the sanitizers; they build, and run, a core each.
-FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records cm
+FUZZ_TARGETS := decompress roundtrip stream tensor pack tokenizer config index chat_template records cm kv_page
 FUZZ_OBJ     := $(BUILD)/fuzz/obj
 FUZZ_LIB_OBJ := $(addprefix $(FUZZ_OBJ)/,$(LIB_SRC:.c=.o) $(LLM_SRC:.c=.o))
 NPROC        := $(shell nproc 2>/dev/null || echo 1)
@@ -209,6 +212,8 @@ fuzz:
 	    $(wildcard ../shared/corpus/logs/*.log ../shared/corpus/tables/*.csv) samples/alice29.txt
 	$(Q)cp tests/fuzz/seeds-records/* $(BUILD)/fuzz/seeds-records/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-cm && cp $(BUILD)/fuzz/seeds-records/* $(BUILD)/fuzz/seeds-cm/
+	$(Q)mkdir -p $(BUILD)/fuzz/seeds-kv_page && for o in 4096 3000000 9000000 18800000; do \
+	    tail -c +$$o ../shared/fixtures/kv/kv.safetensors | head -c 4108 > $(BUILD)/fuzz/seeds-kv_page/kv-$$o; done
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-tokenizer && cp tests/fuzz/seeds-tokenizer/* $(BUILD)/fuzz/seeds-tokenizer/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-chat_template && cp tests/data/chat/templates/*.jinja $(BUILD)/fuzz/seeds-chat_template/
 	$(Q)mkdir -p $(BUILD)/fuzz/seeds-config && cp tests/data/configs/*.json $(BUILD)/fuzz/seeds-config/ && \
@@ -262,6 +267,13 @@ $(BUILD)/bench_tensor: bench/bench_tensor.c $(STATIC_LIBS)
 	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) bench/bench_tensor.c $(STATIC_LIBS) -lzstd $(LDLIBS) -o $@
 bench-tensor: all $(BUILD)/bench_tensor
 	$(Q)$(BUILD)/bench_tensor $(or $(BENCH_FILE),$(FIXTURE)/model.safetensors) $(BENCH_ARGS)
+
+# KV pages on the kv fixture's caches: bytes against bf16 per model and
+# keys or values, pages of 16 and 32 positions, and the order-0 bound.
+$(BUILD)/bench_kv: bench/bench_kv.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
+bench-kv: all $(BUILD)/bench_kv
+	$(Q)$(BUILD)/bench_kv ../shared/fixtures/kv/kv.safetensors
 
 # The products that decode in registers, one thread, 3-bit against 4-bit
 # codes (BENCH_ARGS=--avx2 keeps them to AVX2).

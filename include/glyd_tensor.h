@@ -90,6 +90,42 @@ typedef struct {
 GLYD_API size_t glyd_getTensorInfo(glyd_tensorInfo* info, const void* src, size_t srcSize);
 
 /* ------------------------------------------------------------------------ */
+/* KV pages                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A bf16 KV cache's keys or values, a page at a time: the values of a run
+ * of positions of one layer and KV head, in any order the caller keeps
+ * (position-major, say, headDim values a position). Every value comes back
+ * exactly. A value's sign and mantissa take a byte; its exponent a 2-bit
+ * code if it is one of the table's first three, 3 bits more if one of its
+ * next seven, 8 more otherwise (docs/FORMAT.md, "KV pages"). The table is
+ * the caller's to keep beside the pages it codes: fitted on a stream's
+ * first pages (glyd_kvTableFit), refitted when glyd_kvPageSize says a new
+ * one would pay. A page that coding does not shrink is stored. */
+#define GLYD_KV_PAGE_MAX   65536 /* values in a page, at most */
+#define GLYD_KV_TABLE_SIZE 10
+typedef struct {
+    unsigned char exponent[GLYD_KV_TABLE_SIZE]; /* the most frequent first */
+} glyd_kvTable;
+
+/** The table of values[0..n): their ten most frequent exponents (exponents
+ *  no value has complete it, so that all ten differ). */
+GLYD_API void glyd_kvTableFit(glyd_kvTable* table, const unsigned short* values, size_t n);
+/** Largest page of n values: 1 + 2n. */
+GLYD_API size_t glyd_kvPageBound(size_t n);
+/** Bytes glyd_kvPageEncode would write, computed without writing them. */
+GLYD_API size_t glyd_kvPageSize(const unsigned short* values, size_t n, const glyd_kvTable* table);
+/** Codes n bf16 values (1..GLYD_KV_PAGE_MAX) under table. Returns the
+ *  page's size or an error. */
+GLYD_API size_t glyd_kvPageEncode(void* dst, size_t dstCapacity, const unsigned short* values, size_t n,
+                                  const glyd_kvTable* table);
+/** The n values of a page of exactly srcSize bytes, coded under table.
+ *  Returns n or an error (corruption_detected); never reads or writes out
+ *  of bounds, whatever the page holds. */
+GLYD_API size_t glyd_kvPageDecode(unsigned short* dst, size_t n, const void* src, size_t srcSize,
+                                  const glyd_kvTable* table);
+
+/* ------------------------------------------------------------------------ */
 /* Packed models (libglyd-llm)                                              */
 /* ------------------------------------------------------------------------ */
 

@@ -33,6 +33,12 @@ enum {
     GLYD_TLAYOUT_FAST = 3      /* symbols in 3-bit (or 4-bit) codes with escapes */
 };
 
+/* A KV page's first byte (kv_page.c). */
+enum {
+    GLYD_KV_STORED = 0, /* the values as they are, two bytes each, low first */
+    GLYD_KV_TIERED = 1  /* signs and mantissas, 2-bit codes, 3-bit escapes, raw exponents */
+};
+
 /* How symbols are cut from elements (header byte 7). */
 enum {
     GLYD_TSPLIT_PLAIN = 0, /* the dtype's rule below; planes of whole bytes */
