@@ -5,13 +5,14 @@
  * back exactly through a page coded under the table and under the table
  * fitted on them; that page with a byte changed, and the rest taken as a
  * page, must be refused or decode to as many values as asked, never
- * reading or writing out of bounds, and what decodes must code back to a
- * page that decodes to the same values. */
+ * reading or writing out of bounds, the same on every SIMD path, and what
+ * decodes must code back to a page that decodes to the same values. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "glyd_tensor.h"
+#include "../../lib/tensor/tensor.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -29,12 +30,20 @@ static void round_trip(const uint16_t* values, size_t n, const glyd_kvTable* tab
 }
 
 /* A page of n values decoded where it can be: refused or n values that
- * code again. */
+ * code again, the same on every SIMD path. */
 static void hostile(const uint8_t* page, size_t size, size_t n, const glyd_kvTable* table)
 {
-    static uint16_t values[GLYD_KV_PAGE_MAX];
-    size_t const r = glyd_kvPageDecode(values, n, page, size, table);
+    static uint16_t values[GLYD_KV_PAGE_MAX], other[GLYD_KV_PAGE_MAX];
+    size_t r;
+    int level;
+    glyd_tensorSimdLimit(GLYD_SIMD_NONE);
+    r = glyd_kvPageDecode(values, n, page, size, table);
     REQUIRE(r == n || glyd_getErrorCode(r) == GLYD_error_corruption_detected);
+    for (level = GLYD_SIMD_AVX2; level <= GLYD_SIMD_BEST; level++) {
+        glyd_tensorSimdLimit(level);
+        REQUIRE(glyd_kvPageDecode(other, n, page, size, table) == r);
+        REQUIRE(r != n || memcmp(other, values, n * sizeof(uint16_t)) == 0);
+    }
     if (r == n) round_trip(values, n, table);
 }
 
