@@ -10,6 +10,7 @@
 #   make bench         the benchmark against zstd, lz4, snappy, brotli, xz
 #   make bench-tensor  the tensor codec on BENCH_FILE (a .safetensors file)
 #   make bench-kv      KV pages on the kv fixture's real caches, against bf16
+#   make bench-kv-engine  the engine's KV cache, bf16 against coded pages
 #   make bench-records glyd -r on the corpus logs and tables, against zstd -19, xz
 #   make bench-fused   the engine's one-vector products, 3-bit against 4-bit codes
 #   make bench-tiles   the prompt kernels (fp32, bf16 pairs) against the FMA peak
@@ -70,7 +71,7 @@ DEPS     := $(LIB_OBJ:.o=.d) $(LLM_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 # What programs of this tree link: both libraries, statically.
 STATIC_LIBS := $(BUILD)/libglyd-llm.a $(BUILD)/libglyd.a
 
-.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-kv bench-records bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
+.PHONY: all lib test asan valgrind fuzz bench bench-debian bench-tensor bench-kv bench-kv-engine bench-records bench-fused bench-tiles bench-deltanet bench-load gpu-model tools demo install \
         uninstall clean py-test bench-python bench-from-pretrained \
         portable cuda cuda-cpu bench-engine-qwen35
 
@@ -152,7 +153,7 @@ valgrind:
 	    gpu_backend_emulated_long gpu_gemv_emulated_rows gpu_kernels_ records_frames_cut \
 	    records_frames_small records_frames_flush records_frames_refuse records_flag \
 	    cm_refuses_a_stream cm_streams_do_not records_frames_context_mixed_damage \
-	    kv_pages_of_one kv_pages_refuse
+	    kv_pages_of_one kv_pages_refuse kv_lossless_rewound kv_lossless_refuses
 	$(Q)tmp=$$(mktemp -d) && cp samples/alice29.txt $$tmp/ && \
 	    $(VALGRIND) $(BUILD)/glyd -q $$tmp/alice29.txt && \
 	    $(VALGRIND) $(BUILD)/glyd -q -t $$tmp/alice29.txt.glyd && \
@@ -295,6 +296,15 @@ $(BUILD)/bench_deltanet: bench/bench_deltanet.c $(STATIC_LIBS)
 	$(Q)$(CC) $(OPT) -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
 bench-deltanet: all $(BUILD)/bench_deltanet
 	$(Q)$(BUILD)/bench_deltanet $(BENCH_ARGS)
+
+# The engine's KV cache in bf16 against coded pages (--kv lossless) on the
+# synthetic 0.5B model: decode tokens/s with a 4096-position context and a
+# short one, attention's share of a step, the cache's bytes.
+$(BUILD)/bench_kv_engine: bench/bench_kv_engine.c $(STATIC_LIBS)
+	$(Q)$(CC) -O2 -std=c11 $(CPPFLAGS) $(WARNINGS) $< $(STATIC_LIBS) $(LDLIBS) -o $@
+bench-kv-engine: all $(BUILD)/bench_kv_engine $(BUILD)/synth_model
+	$(Q)test -e $(BUILD)/synth-0.5b/config.json || $(BUILD)/synth_model --shape 0.5b -o $(BUILD)/synth-0.5b
+	$(Q)$(BUILD)/bench_kv_engine $(BUILD)/synth-0.5b $(BENCH_ARGS)
 
 # The engine on compressed against plain bf16 weights: decode and prompt
 # tokens/s, resident memory. Three synthetic models, each made once under

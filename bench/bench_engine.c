@@ -61,76 +61,71 @@ static unsigned g_codeBits; /* glyd_llmParams.fastCodeBits */
 static int g_chunkedPrompts;
 static int g_bf16Prompts, g_bf16Decode;
 
-static int measure(const char* model, int plain, unsigned threads, int nbDecode, int nbPrompt, result* out)
+/* What one run is asked. */
+typedef struct {
+    const char* model;
+    int plain;
+    unsigned threads;
+    int nbDecode, nbPrompt;
+} run_args;
+
+/* One form's run, in a child process (bench_in_child). */
+static int measure(void* arg, void* out)
 {
-    int fds[2];
-    pid_t pid;
-    if (pipe(fds) != 0) return 1;
-    pid = fork();
-    if (pid < 0) return 1;
-    if (pid == 0) {
-        glyd_llmParams p;
-        glyd_llmInfo info;
-        glyd_llm* m;
-        size_t err;
-        char msg[512] = "";
-        long before, after, peak;
-        float* logits;
-        int* toks;
-        int i, tok = 1;
-        double t0;
-        result r;
-        memset(&r, 0, sizeof r);
-        memset(&p, 0, sizeof p);
-        p.nbThreads = threads;
-        p.plainWeights = plain;
-        if (g_avx2) {
-            glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
-            glyd_attendSimdLimit(GLYD_SIMD_AVX2);
-        }
-        p.fastCodeBits = g_codeBits;
-        p.chunkedPrompts = g_chunkedPrompts;
-        p.bf16Prompts = g_bf16Prompts;
-        p.bf16Decode = g_bf16Decode;
-        p.contextLength = (unsigned long long)(nbPrompt + nbDecode + 8);
-        p.message = msg;
-        p.messageCapacity = sizeof msg;
-        rss_kb(&before, &peak);
-        m = glyd_llmOpen(model, &p, &err);
-        if (!m) { fprintf(stderr, "bench_engine: %s\n", msg); _exit(1); }
-        glyd_llmGetInfo(m, &info);
-        logits = (float*)malloc(info.vocabSize * sizeof(float));
-        toks = (int*)malloc((size_t)nbPrompt * sizeof(int));
-        for (i = 0; i < nbPrompt; i++) toks[i] = (int)((i * 7919u + 13) % info.vocabSize);
-        /* a prompt, then tokens one at a time, each the previous one's argmax */
-        t0 = bench_now_s();
-        if (glyd_isError(glyd_llmForward(m, toks, (size_t)nbPrompt, 0, logits, 0))) _exit(1);
-        r.prompt = nbPrompt / (bench_now_s() - t0);
-        rss_kb(&after, &peak);
-        r.rssWeights = after - before;
-        r.peakWeights = peak - before;
-        t0 = bench_now_s();
-        for (i = 0; i < nbDecode; i++) {
-            unsigned k, best = 0;
-            for (k = 1; k < info.vocabSize; k++) if (logits[k] > logits[best]) best = k;
-            tok = (int)best;
-            if (glyd_isError(glyd_llmForward(m, &tok, 1, (size_t)(nbPrompt + i), logits, 0))) _exit(1);
-        }
-        r.decode = nbDecode / (bench_now_s() - t0);
-        rss_kb(&after, &r.peakProcess);
-        r.weightBytes = info.weightBytes;
-        r.bf16Bytes = info.weightBytesBf16;
-        if (write(fds[1], &r, sizeof r) != (ssize_t)sizeof r) _exit(1);
-        _exit(0);
+    run_args const* const a = (const run_args*)arg;
+    result* const r = (result*)out;
+    glyd_llmParams p;
+    glyd_llmInfo info;
+    glyd_llm* m;
+    size_t err;
+    char msg[512] = "";
+    long before, after, peak;
+    float* logits;
+    int* toks;
+    int i, tok = 1;
+    double t0;
+    memset(r, 0, sizeof *r);
+    memset(&p, 0, sizeof p);
+    p.nbThreads = a->threads;
+    p.plainWeights = a->plain;
+    if (g_avx2) {
+        glyd_tensorSimdLimit(GLYD_SIMD_AVX2);
+        glyd_attendSimdLimit(GLYD_SIMD_AVX2);
     }
-    close(fds[1]);
-    {
-        ssize_t const n = read(fds[0], out, sizeof *out);
-        int st;
-        close(fds[0]);
-        waitpid(pid, &st, 0);
-        return n == (ssize_t)sizeof *out && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    p.fastCodeBits = g_codeBits;
+    p.chunkedPrompts = g_chunkedPrompts;
+    p.bf16Prompts = g_bf16Prompts;
+    p.bf16Decode = g_bf16Decode;
+    p.contextLength = (unsigned long long)(a->nbPrompt + a->nbDecode + 8);
+    p.message = msg;
+    p.messageCapacity = sizeof msg;
+    rss_kb(&before, &peak);
+    m = glyd_llmOpen(a->model, &p, &err);
+    if (!m) { fprintf(stderr, "bench_engine: %s\n", msg); return 1; }
+    glyd_llmGetInfo(m, &info);
+    logits = (float*)malloc(info.vocabSize * sizeof(float));
+    toks = (int*)malloc((size_t)a->nbPrompt * sizeof(int));
+    if (!logits || !toks) return 1;
+    for (i = 0; i < a->nbPrompt; i++) toks[i] = (int)((i * 7919u + 13) % info.vocabSize);
+    /* a prompt, then tokens one at a time, each the previous one's argmax */
+    t0 = bench_now_s();
+    if (glyd_isError(glyd_llmForward(m, toks, (size_t)a->nbPrompt, 0, logits, 0))) return 1;
+    r->prompt = a->nbPrompt / (bench_now_s() - t0);
+    rss_kb(&after, &peak);
+    r->rssWeights = after - before;
+    r->peakWeights = peak - before;
+    t0 = bench_now_s();
+    for (i = 0; i < a->nbDecode; i++) {
+        unsigned k, best = 0;
+        for (k = 1; k < info.vocabSize; k++) if (logits[k] > logits[best]) best = k;
+        tok = (int)best;
+        if (glyd_isError(glyd_llmForward(m, &tok, 1, (size_t)(a->nbPrompt + i), logits, 0))) return 1;
     }
+    r->decode = a->nbDecode / (bench_now_s() - t0);
+    rss_kb(&after, &r->peakProcess);
+    r->weightBytes = info.weightBytes;
+    r->bf16Bytes = info.weightBytesBf16;
+    return 0;
 }
 
 int main(int argc, char** argv)
@@ -161,7 +156,13 @@ int main(int argc, char** argv)
         int form;
         for (form = 0; form < 2; form++) { /* 0 compressed, 1 plain, in turns */
             result x;
-            if (measure(model, form, threads, nbDecode, nbPrompt, &x)) {
+            run_args a;
+            a.model = model;
+            a.plain = form;
+            a.threads = threads;
+            a.nbDecode = nbDecode;
+            a.nbPrompt = nbPrompt;
+            if (bench_in_child(measure, &a, &x, sizeof x)) {
                 if (form == 1 && r == 0) { fprintf(stderr, "bench_engine: no plain run (a packed model?)\n"); break; }
                 fprintf(stderr, "bench_engine: a run failed\n");
                 return 1;

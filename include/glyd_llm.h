@@ -44,6 +44,10 @@ typedef struct {
                                       * less when the cache would take over a quarter of the
                                       * memory available */
     int kvF32;                       /* 1: keys and values cached in fp32; 0: bf16 */
+    /* 1: the bf16 cache held in coded pages, about 0.68 of its bytes,
+     * every key and value read back exactly (the logits are the bf16
+     * cache's, bit for bit); the CPU only, not with kvF32 */
+    int kvLossless;
     /* A Hugging Face folder's weights: 0 = coded in memory at load (packed
      * on the fly), 1 = used as they are (bf16, mapped). Packed models are
      * always coded. */
@@ -114,7 +118,8 @@ typedef struct {
     unsigned long long maxPositions; /* the model's */
     unsigned long long weightBytes;  /* weights as held in memory */
     unsigned long long weightBytesBf16; /* the same weights in bf16 */
-    unsigned long long kvBytes;      /* the KV cache */
+    unsigned long long kvBytes;      /* the KV cache: allocated; a lossless one: held now */
+    unsigned long long kvBytesBf16;  /* the same positions in bf16 (a lossless cache: those held) */
     long long bosToken, eosToken;    /* -1 when the config has none */
     const char* backend;             /* where the forward pass runs: "cpu", "cuda", "emulated" */
     unsigned long long deviceWeightBytes; /* weights in GPU memory (0 on the CPU) */

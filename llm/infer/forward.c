@@ -59,11 +59,19 @@ struct glyd_llm_s {
     glyd_decodeScratch* scratch;/* (nbThreads) */
     unsigned long long ctx;
     int kvF32;
+    int kvLossless;             /* glyd_llmParams' */
     int chunkedPrompts;       /* glyd_llmParams' */
     int bf16Prompts;          /* glyd_llmParams' */
     int bf16Decode;           /* glyd_llmParams' */
     void* kCache;               /* (nbLayers, ctx, nbKvHeads * headDim), fp32 or bf16 */
     void* vCache;
+    /* --kv lossless: the cache in coded pages instead; each position's keys
+     * and values on their way in (2, nbKvHeads * headDim), and each
+     * thread's room for a head's keys and values decoded (2, ctx rounded up
+     * to a page, headDim) */
+    glyd_kvPaged* kvPaged;
+    uint16_t* kvIn;
+    uint16_t* kvRows;
     /* activations of a batch of up to GLYD_BATCH tokens, one row each */
     float *x, *xn, *xb2;        /* (batch, dim) */
     float* ao;                  /* (batch, nbHeads * headDim): attention's output */
@@ -735,18 +743,32 @@ static size_t kv_slot(const glyd_llmConfig* c, unsigned l)
     return slot;
 }
 
+/* A lossless cache: the rows a thread decodes a head's keys (or values)
+ * into, the context rounded up to whole pages. */
+static size_t paged_rows(const glyd_llm* m)
+{
+    return (size_t)(m->ctx + GLYD_KV_PAGE_POSITIONS - 1) / GLYD_KV_PAGE_POSITIONS * GLYD_KV_PAGE_POSITIONS;
+}
+
 /* The CPU backend's buffers: its cache, activations, and each thread's room
  * for decoded units. */
 static size_t alloc_state(glyd_llm* m)
 {
     glyd_llmConfig const* const c = &m->cfg;
     size_t const qDim = (size_t)c->nbHeads * c->headDim, kvDim = (size_t)c->nbKvHeads * c->headDim;
-    size_t const cacheElems = (size_t)kv_layers(c) * (size_t)m->ctx * kvDim;
+    size_t const cacheElems = m->kvLossless ? 0 : (size_t)kv_layers(c) * (size_t)m->ctx * kvDim;
     size_t const elem = m->kvF32 ? 4 : 2;
     unsigned t, l;
     /* + 1: a model of Gated DeltaNet layers only has no cache */
     m->kCache = calloc(cacheElems + 1, elem);
     m->vCache = calloc(cacheElems + 1, elem);
+    if (m->kvLossless) {
+        size_t const rows = paged_rows(m);
+        m->kvPaged = glyd_kvPagedCreate(kv_layers(c), c->nbKvHeads, c->headDim, (size_t)m->ctx);
+        m->kvIn = (uint16_t*)calloc(2 * kvDim + 1, sizeof(uint16_t));
+        m->kvRows = (uint16_t*)calloc((size_t)m->nbThreads * 2 * rows * c->headDim + 1, sizeof(uint16_t));
+        RETURN_ERROR_IF(!m->kvPaged || !m->kvIn || !m->kvRows, memory_allocation, "KV cache");
+    }
     m->x = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xn = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
     m->xb2 = (float*)calloc((size_t)GLYD_BATCH * c->dim, sizeof(float));
@@ -814,9 +836,12 @@ static unsigned long long available_memory(void)
 /* The model's context, or less: the cache may take a quarter of the
  * memory available (the weights and the rest of the system need the
  * remainder), and never under 256 positions. */
-static unsigned long long default_context(const glyd_llmConfig* c, int kvF32)
+static unsigned long long default_context(const glyd_llmConfig* c, int kvF32, int kvLossless)
 {
-    unsigned long long const perPos = 2ULL * kv_layers(c) * c->nbKvHeads * c->headDim * (kvF32 ? 4 : 2);
+    /* coded pages: 0.70 of bf16's bytes, about what real caches take
+     * (docs/KV.md) */
+    unsigned long long const perPos =
+        2ULL * kv_layers(c) * c->nbKvHeads * c->headDim * (kvF32 ? 4 : 2) * (kvLossless ? 7 : 10) / 10;
     unsigned long long const avail = available_memory();
     unsigned long long ctx = c->maxPositions;
     if (avail && perPos && ctx > avail / 4 / perPos) ctx = GLYD_MAX(avail / 4 / perPos, 256ULL);
@@ -893,6 +918,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
     m->nbThreads = p && p->nbThreads ? p->nbThreads : (unsigned)GLYD_MAX(sysconf(_SC_NPROCESSORS_ONLN), 1L);
     if (m->nbThreads > GLYD_THREADS_MAX) m->nbThreads = GLYD_THREADS_MAX;
     m->kvF32 = p ? p->kvF32 : 0;
+    m->kvLossless = p ? p->kvLossless : 0;
     m->chunkedPrompts = p ? p->chunkedPrompts != 0 : 0;
     m->bf16Prompts = p ? p->bf16Prompts != 0 : 0;
     m->bf16Decode = p ? p->bf16Decode != 0 : 0;
@@ -908,6 +934,9 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         r = GLYD_ERROR(parameter_outOfBound);
     } else if (p && p->fastCodeBits != 0 && p->fastCodeBits != 3 && p->fastCodeBits != 4) {
         say(p, "fast codes of %u bits: 3 or 4 (0 for this CPU's best)", p->fastCodeBits);
+        r = GLYD_ERROR(parameter_outOfBound);
+    } else if (p && p->kvLossless && (p->kvF32 || p->gpu)) {
+        say(p, "a lossless KV cache holds bf16, on the CPU: not with %s", p->gpu ? "a GPU" : "an fp32 cache");
         r = GLYD_ERROR(parameter_outOfBound);
     } else if (p && p->fastCodeBits == 4 && p->gpu) {
         say(p, "the GPU reads the fast layout's 3-bit codes, not 4-bit ones");
@@ -950,7 +979,7 @@ glyd_llm* glyd_llmOpen(const char* path, const glyd_llmParams* p, size_t* error)
         snprintf(m->arch, sizeof m->arch, "%s",
                  c->nestedText ? "Qwen3_5ForConditionalGeneration"
                  : c->multimodal ? "Gemma3ForConditionalGeneration" : kNames[c->arch]);
-        m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32);
+        m->ctx = p && p->contextLength ? p->contextLength : default_context(c, m->kvF32, m->kvLossless);
         if (m->ctx > GLYD_MAX_POSITIONS) {
             /* the bound under which the cache's sizes cannot overflow */
             say(p, "context length %llu: at most %u positions", m->ctx, GLYD_MAX_POSITIONS);
@@ -1025,6 +1054,7 @@ void glyd_llmClose(glyd_llm* m)
     if (m->scratch) for (t = 0; t < m->nbThreads; t++) glyd_scratchFree(&m->scratch[t]);
     free(m->scratch);
     free(m->kCache); free(m->vCache);
+    glyd_kvPagedFree(m->kvPaged); free(m->kvIn); free(m->kvRows);
     free(m->x); free(m->xn); free(m->xb2); free(m->ao); free(m->q); free(m->k); free(m->v); free(m->att);
     free(m->hb); free(m->hb2); free(m->invFreq); free(m->ropeCos); free(m->ropeSin); free(m->logits);
     glyd_moeStateFree(m->moe);
@@ -1055,6 +1085,11 @@ size_t glyd_llmGetInfo(const glyd_llm* m, glyd_llmInfo* info)
     info->weightBytes = m->weightBytes;
     info->weightBytesBf16 = m->weightBf16;
     info->kvBytes = 2ULL * kv_layers(c) * m->ctx * c->nbKvHeads * c->headDim * (m->kvF32 ? 4 : 2);
+    info->kvBytesBf16 = 2ULL * kv_layers(c) * m->ctx * c->nbKvHeads * c->headDim * 2;
+    if (m->kvPaged) {
+        info->kvBytes = glyd_kvPagedBytes(m->kvPaged);
+        info->kvBytesBf16 = glyd_kvPagedBytesBf16(m->kvPaged);
+    }
     info->backend = m->backendName;
     info->deviceWeightBytes = m->deviceBytes;
     info->bosToken = c->bos;
@@ -1179,13 +1214,51 @@ typedef struct {
     glyd_llm* m;
     unsigned layer;
     size_t pos;                 /* the batch's first token's */
+    size_t T;                   /* the batch's tokens */
     size_t i0, i1;
     float* att;                 /* (ctx): this thread's softmax weights */
+    uint16_t* rows;             /* a lossless cache: this thread's decoded head */
+    size_t error;
 } attend_job;
+
+/* The same over a cache of coded pages: the heads in order, each KV head's
+ * keys and values decoded once (the positions the batch sees) into the
+ * thread's rows, where attention reads them as it reads a bf16 cache: the
+ * same values, the same kernel, the same result. */
+static void attend_paged(attend_job* j)
+{
+    glyd_llm* const m = j->m;
+    glyd_llmConfig const* const c = &m->cfg;
+    size_t const hd = c->headDim, qDim = (size_t)c->nbHeads * hd;
+    size_t const rows = paged_rows(m);
+    unsigned const group = c->nbHeads / c->nbKvHeads, slot = kv_slot(c, j->layer);
+    size_t const from = glyd_attendFrom(c, j->layer, j->pos), end = j->pos + j->T;
+    float const scale = glyd_attendScale(c);
+    uint16_t* const keys = j->rows;
+    uint16_t* const values = j->rows + rows * hd;
+    unsigned decoded = c->nbKvHeads; /* none yet */
+    size_t i;
+    for (i = j->i0; i < j->i1; i++) {
+        size_t const h = i / j->T, t = i % j->T, pos = j->pos + t;
+        glyd_kvHead kv;
+        if (h / group != decoded) {
+            decoded = (unsigned)(h / group);
+            j->error = glyd_kvPagedRead(m->kvPaged, slot, decoded, from, end, keys, values);
+            if (GLYD_IS_ERROR(j->error)) return;
+        }
+        kv.f32 = 0;
+        kv.k = keys;
+        kv.v = values;
+        kv.stride = hd;
+        kv.headDim = c->headDim;
+        glyd_attendHead(&kv, m->q + t * qDim + h * hd, glyd_attendFrom(c, j->layer, pos), pos, scale, j->att,
+                        m->ao + t * qDim + h * hd);
+    }
+}
 
 static void attend_run(void* arg)
 {
-    attend_job const* const j = (const attend_job*)arg;
+    attend_job* const j = (attend_job*)arg;
     glyd_llm* const m = j->m;
     glyd_llmConfig const* const c = &m->cfg;
     size_t const hd = c->headDim, qDim = (size_t)c->nbHeads * hd, kvDim = (size_t)c->nbKvHeads * hd;
@@ -1193,6 +1266,10 @@ static void attend_run(void* arg)
     unsigned const group = c->nbHeads / c->nbKvHeads;
     float const scale = glyd_attendScale(c);
     size_t i;
+    if (m->kvPaged) {
+        attend_paged(j);
+        return;
+    }
     for (i = j->i0; i < j->i1; i++) {
         size_t const t = i / c->nbHeads, h = i % c->nbHeads, pos = j->pos + t;
         size_t const at = layerBase + h / group * hd;
@@ -1278,6 +1355,14 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
             rope_angles(m->ropeCos, m->ropeSin, c->rotaryDim, pos + t, m->invFreq, m->ropeScale);
         rope(q, c->nbHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         rope(k, c->nbKvHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
+        if (m->kvPaged) {
+            for (i = 0; i < kvDim; i++) {
+                m->kvIn[i] = gk_bf16(k[i]);
+                m->kvIn[kvDim + i] = gk_bf16(v[i]);
+            }
+            FORWARD_IF_ERROR(glyd_kvPagedPut(m->kvPaged, kv_slot(c, layer), pos + t, m->kvIn, m->kvIn + kvDim));
+            continue;
+        }
         cache_put(m, m->kCache, layerBase + (pos + t) * kvDim, k, kvDim);
         cache_put(m, m->vCache, layerBase + (pos + t) * kvDim, v, kvDim);
     }
@@ -1293,17 +1378,22 @@ static size_t cpu_attend(void* b, unsigned layer, size_t T, size_t pos)
     size_t const n = T * m->cfg.nbHeads;
     unsigned const nbJobs = m->pool ? m->nbThreads : 1;
     unsigned j;
+    size_t const rows = paged_rows(m);
     for (j = 0; j < nbJobs; j++) {
         jobs[j].m = m;
         jobs[j].layer = layer;
         jobs[j].pos = pos;
+        jobs[j].T = T;
         jobs[j].i0 = n * j / nbJobs;
         jobs[j].i1 = n * (j + 1) / nbJobs;
         jobs[j].att = m->att + (size_t)j * m->ctx;
+        jobs[j].rows = m->kvRows ? m->kvRows + (size_t)j * 2 * rows * m->cfg.headDim : NULL;
+        jobs[j].error = 0;
         if (j > 0) glyd_poolAdd(m->pool, attend_run, &jobs[j]);
     }
     attend_run(&jobs[0]);
     if (nbJobs > 1) glyd_poolWait(m->pool);
+    for (j = 0; j < nbJobs; j++) FORWARD_IF_ERROR(jobs[j].error);
     return 0;
 }
 

@@ -612,6 +612,36 @@ void glyd_attendHead(const glyd_kvHead* kv, const float* q, size_t first, size_t
 void glyd_attendSimdLimit(int level);
 
 /* ------------------------------------------------------------------------ */
+/* The KV cache in coded pages (kv_paged.c)                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Positions in a page: a layer's tail of plain bf16 holds at most this
+ * many, the rest are coded. */
+#define GLYD_KV_PAGE_POSITIONS 16
+
+typedef struct glyd_kvPaged_s glyd_kvPaged;
+
+/* A cache of nbLayers layers of kvHeads heads of headDim, for positions
+ * [0, ctx). NULL when memory runs out or a page would exceed
+ * GLYD_KV_PAGE_MAX values. */
+glyd_kvPaged* glyd_kvPagedCreate(unsigned nbLayers, unsigned kvHeads, unsigned headDim, size_t ctx);
+void glyd_kvPagedFree(glyd_kvPaged* c); /* NULL is fine */
+/* Position pos of a layer: every head's key (k) and value (v), kvHeads *
+ * headDim bf16 values each. pos is at most the positions held, which
+ * become pos + 1 (a smaller pos forgets those after it). */
+size_t glyd_kvPagedPut(glyd_kvPaged* c, unsigned layer, size_t pos, const uint16_t* k, const uint16_t* v);
+/* Head head's keys and values at positions [from, end) of a layer into
+ * k[pos * headDim] and v[pos * headDim], as they were put (whole pages
+ * around from are written too: room for end rounded up to a page). Safe
+ * to call from several threads at once. */
+size_t glyd_kvPagedRead(const glyd_kvPaged* c, unsigned layer, unsigned head, size_t from, size_t end, uint16_t* k,
+                        uint16_t* v);
+/* Bytes the cache holds now: coded pages, tails, indexes and tables; and
+ * the positions it holds as a bf16 cache would hold them. */
+unsigned long long glyd_kvPagedBytes(const glyd_kvPaged* c);
+unsigned long long glyd_kvPagedBytesBf16(const glyd_kvPaged* c);
+
+/* ------------------------------------------------------------------------ */
 /* Mistral's and Gemma 3's pieces of the forward pass (gemma.c)              */
 /* ------------------------------------------------------------------------ */
 

@@ -1168,6 +1168,24 @@ if [ -r "$FIX/model.safetensors" ]; then
     want_out_re '^[0-9]+ [0-9]+ [0-9]+$'
     finish
 
+    begin "run: --kv lossless gives the bf16 cache's logits and says what the cache holds"
+    fresh run-kv
+    LONG="$TOKENS $TOKENS $TOKENS $TOKENS $TOKENS"
+    run "$GLYD" run "$FIX" --tokens "$LONG" --dump-logits a.f32 -T2; want_rc 0
+    run "$GLYD" run "$FIX" --kv lossless --tokens "$LONG" --dump-logits b.f32 -T2 -v; want_rc 0
+    want "a lossless cache gives other logits than bf16's" same a.f32 b.f32
+    want "-v does not say what the cache holds against bf16" \
+        grep -qE 'KV cache .* for the 80 positions run, [0-9.]+% of their .* in bf16' "$CAP/err"
+    run "$GLYD" run "$FIX" --kv lossless --tokens "$TOKENS" -n 20 -T1; want_rc 0
+    cp "$CAP/out" lossless-tokens
+    run "$GLYD" run "$FIX" --kv bf16 --tokens "$TOKENS" -n 20 -T1; want_rc 0
+    want "a lossless cache continues otherwise than bf16's" same "$CAP/out" lossless-tokens
+    run "$GLYD" run "$FIX" --kv f16 --tokens "$TOKENS"; want_rc 1
+    want_err "--kv: expected bf16, lossless or f32, got f16"
+    run "$GLYD" run "$FIX" --kv lossless --gpu=emulated --tokens "$TOKENS"; want_rc 1
+    want_err "on the CPU"
+    finish
+
     if command -v python3 >/dev/null; then
         begin "run --chunked-prompts: Qwen3.5's prompt in blocks, near the recurrence's logits, not its bits"
         fresh run4
