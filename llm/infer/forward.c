@@ -1356,10 +1356,8 @@ static size_t cpu_rotate_store(void* b, unsigned layer, size_t T, size_t pos)
         rope(q, c->nbHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         rope(k, c->nbKvHeads, c->headDim, c->rotaryDim, m->ropeCos, m->ropeSin);
         if (m->kvPaged) {
-            for (i = 0; i < kvDim; i++) {
-                m->kvIn[i] = gk_bf16(k[i]);
-                m->kvIn[kvDim + i] = gk_bf16(v[i]);
-            }
+            cache_put(m, m->kvIn, 0, k, kvDim);
+            cache_put(m, m->kvIn, kvDim, v, kvDim);
             FORWARD_IF_ERROR(glyd_kvPagedPut(m->kvPaged, kv_slot(c, layer), pos + t, m->kvIn, m->kvIn + kvDim));
             continue;
         }

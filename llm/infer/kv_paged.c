@@ -41,7 +41,9 @@ struct glyd_kvPaged_s {
     kv_layer* layers;
     unsigned long long codedBytes; /* the page groups' */
     uint16_t* page;             /* one stream's page being coded or decoded (PAGE * headDim) */
-    uint8_t* coded;             /* its coding (glyd_kvPageBound) */
+    uint8_t* coded;             /* a page group's pages as they are coded (2 * kvHeads * glyd_kvPageBound) */
+    size_t* sizes;              /* and their sizes (2 * kvHeads) */
+    uint8_t* tableOf;           /* and their tables' numbers (2 * kvHeads) */
 };
 
 glyd_kvPaged* glyd_kvPagedCreate(unsigned nbLayers, unsigned kvHeads, unsigned headDim, size_t ctx)
@@ -56,8 +58,11 @@ glyd_kvPaged* glyd_kvPagedCreate(unsigned nbLayers, unsigned kvHeads, unsigned h
     c->ctx = ctx;
     c->layers = (kv_layer*)calloc(nbLayers + 1, sizeof(kv_layer));
     c->page = (uint16_t*)malloc((size_t)GLYD_KV_PAGE_POSITIONS * headDim * sizeof(uint16_t));
-    c->coded = (uint8_t*)malloc(glyd_kvPageBound((size_t)GLYD_KV_PAGE_POSITIONS * headDim));
-    if (!c->layers || !c->page || !c->coded || (size_t)GLYD_KV_PAGE_POSITIONS * headDim > GLYD_KV_PAGE_MAX) {
+    c->coded = (uint8_t*)malloc(streams * glyd_kvPageBound((size_t)GLYD_KV_PAGE_POSITIONS * headDim));
+    c->sizes = (size_t*)malloc(streams * sizeof(size_t));
+    c->tableOf = (uint8_t*)malloc(streams);
+    if (!c->layers || !c->page || !c->coded || !c->sizes || !c->tableOf ||
+        (size_t)GLYD_KV_PAGE_POSITIONS * headDim > GLYD_KV_PAGE_MAX) {
         glyd_kvPagedFree(c);
         return NULL;
     }
@@ -103,6 +108,8 @@ void glyd_kvPagedFree(glyd_kvPaged* c)
     free(c->layers);
     free(c->page);
     free(c->coded);
+    free(c->sizes);
+    free(c->tableOf);
     free(c);
 }
 
@@ -132,42 +139,33 @@ static uint8_t choose_table(kv_layer* L, unsigned s, const uint16_t* page, size_
     return (uint8_t)(L->nbTables[s] - 1);
 }
 
-/* The tail, full, coded as page group L->pages. */
+/* The tail, full, coded as page group L->pages: each stream's page coded
+ * once, aside, then the block allocated at its exact size. */
 static size_t code_tail(glyd_kvPaged* c, kv_layer* L)
 {
-    size_t const n = (size_t)GLYD_KV_PAGE_POSITIONS * c->headDim;
+    size_t const n = (size_t)GLYD_KV_PAGE_POSITIONS * c->headDim, bound = glyd_kvPageBound(n);
     unsigned const streams = 2 * c->kvHeads;
     page_group* const g = &L->groups[L->pages];
-    size_t total = 0, cap = 0;
+    size_t total = 0;
     unsigned s;
-    /* one pass to size the block, one to write it: the pages' sizes are
-     * known before any byte is written */
-    uint8_t tableOf[2 * 256];
-    uint8_t* tables = streams <= sizeof tableOf ? tableOf : (uint8_t*)malloc(streams);
-    RETURN_ERROR_IF(!tables, memory_allocation, "KV page group");
     for (s = 0; s < streams; s++) {
         gather_stream(c, L, s, c->page);
-        tables[s] = choose_table(L, s, c->page, n);
-        cap += glyd_kvPageSize(c->page, n, &L->tables[(size_t)s * KV_TABLES_MAX + tables[s]]);
+        c->tableOf[s] = choose_table(L, s, c->page, n);
+        c->sizes[s] = glyd_kvPageEncode(c->coded + s * bound, bound, c->page, n,
+                                        &L->tables[(size_t)s * KV_TABLES_MAX + c->tableOf[s]]);
+        assert(!GLYD_IS_ERROR(c->sizes[s]));
+        total += c->sizes[s];
     }
-    g->ends = (uint32_t*)malloc(streams * (sizeof(uint32_t) + 1) + cap);
-    if (!g->ends) {
-        if (tables != tableOf) free(tables);
-        RETURN_ERROR(memory_allocation, "KV page group");
-    }
+    g->ends = (uint32_t*)malloc(streams * (sizeof(uint32_t) + 1) + total);
+    RETURN_ERROR_IF(!g->ends, memory_allocation, "KV page group");
     g->tables = (uint8_t*)(g->ends + streams);
     g->bytes = g->tables + streams;
-    for (s = 0; s < streams; s++) {
-        size_t r;
-        gather_stream(c, L, s, c->page);
-        r = glyd_kvPageEncode(g->bytes + total, cap - total, c->page, n,
-                              &L->tables[(size_t)s * KV_TABLES_MAX + tables[s]]);
-        assert(!GLYD_IS_ERROR(r));
-        total += r;
+    for (s = 0, total = 0; s < streams; s++) {
+        memcpy(g->bytes + total, c->coded + s * bound, c->sizes[s]);
+        total += c->sizes[s];
         g->ends[s] = (uint32_t)total;
-        g->tables[s] = tables[s];
+        g->tables[s] = c->tableOf[s];
     }
-    if (tables != tableOf) free(tables);
     c->codedBytes += total + 5 * (size_t)streams;
     L->pages++;
     return 0;
